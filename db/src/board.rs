@@ -1,0 +1,168 @@
+//! The board: 12 pits written from the side to move.
+//!
+//! ```text
+//!            opponent (North)
+//!      pit  11  10   9   8   7   6
+//!          [ ] [ ] [ ] [ ] [ ] [ ]
+//!          [ ] [ ] [ ] [ ] [ ] [ ]
+//!      pit   0   1   2   3   4   5
+//!            mover (South), sowing runs left to right, then up and back
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::BoardError;
+
+/// Number of pits on the board.
+pub const PITS: usize = 12;
+/// Seeds in the game (4 in each of 12 pits).
+pub const MAX_SEEDS: u32 = 48;
+
+/// A position, always from the side to move: pits 0..5 are the mover's row, 6..11 the opponent's.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Board {
+    pits: [u8; PITS],
+}
+
+impl Board {
+    /// The start position: four seeds in every pit.
+    pub const START: Board = Board { pits: [4; PITS] };
+
+    /// A board from pit counts, checked to hold at most 48 seeds.
+    pub fn new(pits: [u8; PITS]) -> Result<Board, BoardError> {
+        let total: u32 = pits.iter().map(|&p| u32::from(p)).sum();
+        if total > MAX_SEEDS {
+            return Err(BoardError::TooManySeeds { got: total });
+        }
+        Ok(Board { pits })
+    }
+
+    /// A board from pit counts the caller knows to total at most 48.
+    pub const fn from_pits(pits: [u8; PITS]) -> Board {
+        Board { pits }
+    }
+
+    /// `k` seeds in every pit (the start position is `uniform(4)`).
+    pub const fn uniform(k: u8) -> Board {
+        Board { pits: [k; PITS] }
+    }
+
+    /// The pit counts, mover's row first.
+    pub const fn pits(&self) -> [u8; PITS] {
+        self.pits
+    }
+
+    /// Seeds on the board.
+    pub fn seeds(&self) -> u32 {
+        self.pits.iter().map(|&p| u32::from(p)).sum()
+    }
+
+    /// Seeds in the mover's row (pits 0..5).
+    pub fn mover_seeds(&self) -> u32 {
+        self.pits[..6].iter().map(|&p| u32::from(p)).sum()
+    }
+
+    /// Seeds in the opponent's row (pits 6..11).
+    pub fn opponent_seeds(&self) -> u32 {
+        self.pits[6..].iter().map(|&p| u32::from(p)).sum()
+    }
+
+    /// Whether every opponent pit holds a seed: such a board is in no level (DESIGN §3).
+    pub fn opponent_row_full(&self) -> bool {
+        self.pits[6..].iter().all(|&p| p > 0)
+    }
+
+    /// The same position seen by the other player (rows swapped).
+    pub fn rotated(&self) -> Board {
+        let mut pits = [0; PITS];
+        for (i, p) in pits.iter_mut().enumerate() {
+            *p = self.pits[(i + 6) % PITS];
+        }
+        Board { pits }
+    }
+
+    /// Parse 12 whitespace- or comma-separated numbers, or the word `start`.
+    pub fn parse(text: &str) -> Result<Board, BoardError> {
+        let text = text.trim();
+        if text == "start" {
+            return Ok(Board::START);
+        }
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|w| !w.is_empty())
+            .collect();
+        Board::parse_words(&words)
+    }
+
+    /// Parse a board given as separate words (command-line arguments).
+    pub fn parse_words<S: AsRef<str>>(words: &[S]) -> Result<Board, BoardError> {
+        if words.len() == 1 && words[0].as_ref().trim() == "start" {
+            return Ok(Board::START);
+        }
+        if words.len() == 1 && words[0].as_ref().split_whitespace().count() > 1 {
+            return Board::parse(words[0].as_ref());
+        }
+        if words.len() != PITS {
+            return Err(BoardError::WrongPitCount { got: words.len() });
+        }
+        let mut pits = [0u8; PITS];
+        for (pit, (slot, word)) in pits.iter_mut().zip(words).enumerate() {
+            let word = word.as_ref().trim();
+            *slot = match word.parse::<u32>() {
+                Ok(v) if v <= MAX_SEEDS => v as u8,
+                Ok(v) => return Err(BoardError::TooManySeeds { got: v }),
+                Err(_) => {
+                    return Err(BoardError::BadNumber {
+                        pit,
+                        got: word.to_string(),
+                    })
+                }
+            };
+        }
+        Board::new(pits)
+    }
+
+    /// A diagram with the mover's row at the bottom, pit numbers underneath and above.
+    pub fn diagram(&self) -> String {
+        let mut s = String::new();
+        s.push_str("          11  10   9   8   7   6\n");
+        s.push_str("  North ");
+        for i in (6..12).rev() {
+            s.push_str(&format!("{:>4}", self.pits[i]));
+        }
+        s.push_str("\n  South ");
+        for i in 0..6 {
+            s.push_str(&format!("{:>4}", self.pits[i]));
+        }
+        s.push_str("   (to move)\n           0   1   2   3   4   5\n");
+        s
+    }
+}
+
+impl fmt::Debug for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Board({self})")
+    }
+}
+
+impl fmt::Display for Board {
+    /// The 12 counts separated by spaces, the form `parse` reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.pits.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Board {
+    type Err = BoardError;
+
+    fn from_str(s: &str) -> Result<Board, BoardError> {
+        Board::parse(s)
+    }
+}

@@ -1,0 +1,101 @@
+//! Typed errors of the library. Each names what was expected and what was found.
+
+use std::path::PathBuf;
+
+/// A rule-set name that is not one of `awari`, `abapa`, `grand-slam`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rule set '{got}' (expected awari, abapa or grand-slam)")]
+pub struct ParseRulesError {
+    /// The text that was given.
+    pub got: String,
+}
+
+/// A board that cannot be played.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    /// Not 12 pit counts.
+    #[error("a board has 12 pits, got {got} numbers")]
+    WrongPitCount {
+        /// How many numbers were given.
+        got: usize,
+    },
+    /// A pit count that is not a non-negative integer.
+    #[error("pit {pit}: '{got}' is not a seed count (expected a whole number 0..48)")]
+    BadNumber {
+        /// The pit (0..11).
+        pit: usize,
+        /// The text that was given.
+        got: String,
+    },
+    /// More seeds than the game has.
+    #[error("the board holds {got} seeds; the game has at most 48")]
+    TooManySeeds {
+        /// The total given.
+        got: u32,
+    },
+}
+
+/// A table file that cannot be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// An operating-system error on the named file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The file does not start with the table magic.
+    #[error("{}: not an awari table (bad magic: expected {expected:?}, got {got:?})", path.display())]
+    BadMagic {
+        /// The file.
+        path: PathBuf,
+        /// The magic bytes this library writes.
+        expected: [u8; 8],
+        /// The first eight bytes of the file.
+        got: [u8; 8],
+    },
+    /// A format version this library does not read.
+    #[error("{}: format version {got} is not supported (expected {expected})", path.display())]
+    BadVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version this library reads.
+        expected: u32,
+        /// The version in the file.
+        got: u32,
+    },
+    /// A header field that does not match what the caller asked for or what the format allows.
+    #[error("{}: {field} mismatch: expected {expected}, got {got}", path.display())]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The header field.
+        field: &'static str,
+        /// What was expected.
+        expected: String,
+        /// What the file says.
+        got: String,
+    },
+    /// The file is shorter or longer than its header says.
+    #[error("{}: wrong length: expected {expected} bytes, got {got} (truncated or corrupt)", path.display())]
+    BadLength {
+        /// The file.
+        path: PathBuf,
+        /// The length the header implies.
+        expected: u64,
+        /// The length on disk.
+        got: u64,
+    },
+    /// The data does not hash to the checksum in the header.
+    #[error("{}: checksum mismatch: header says {expected:016x}, data hashes to {got:016x} (corrupt file)", path.display())]
+    BadChecksum {
+        /// The file.
+        path: PathBuf,
+        /// The checksum in the header.
+        expected: u64,
+        /// The checksum of the data.
+        got: u64,
+    },
+}

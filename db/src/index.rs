@@ -1,0 +1,270 @@
+//! The level index: the Romein & Bal "Gödel number" of a board within its level.
+//!
+//! Level n holds every board with n seeds whose opponent row (pits 6..11) has an empty pit.
+//! A board's index is its rank, among the boards of its level, in the lexicographic order of
+//! the tuple (pit 11, pit 10, …, pit 0), smaller first.
+//!
+//! Ranking walks the pits from 11 down to 0; at each pit it adds the number of boards of the
+//! level that agree on the pits already walked and hold fewer seeds in this one. That count
+//! depends only on the pit, the seeds not yet placed, the seeds in this pit, and whether an
+//! empty opponent pit has been seen, so it is one table lookup per pit.
+
+use std::sync::OnceLock;
+
+use crate::board::{Board, MAX_SEEDS, PITS};
+
+const N: usize = MAX_SEEDS as usize + 1;
+
+/// Binomial coefficient C(n, k) for the small arguments used here.
+pub fn binomial(n: u64, k: u64) -> u64 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    let mut r: u128 = 1;
+    for i in 0..k {
+        r = r * u128::from(n - i) / u128::from(i + 1);
+    }
+    r as u64
+}
+
+/// Ways to put `s` seeds in `k` pits.
+fn spread(k: usize, s: i64) -> u64 {
+    if s < 0 {
+        return 0;
+    }
+    if k == 0 {
+        return u64::from(s == 0);
+    }
+    binomial(s as u64 + k as u64 - 1, k as u64 - 1)
+}
+
+/// Boards of pits `p-1 ..= 0` holding `s` seeds, given whether an empty opponent pit has
+/// already been seen among pits `11 ..= p`.
+fn completions(p: usize, s: i64, zero_seen: bool) -> u64 {
+    if zero_seen {
+        return spread(p, s);
+    }
+    if p <= 6 {
+        return 0;
+    }
+    // Opponent pits 6..p-1 must contain a zero: all boards minus those with all of them ≥ 1.
+    let m = (p - 6) as i64;
+    spread(p, s) - spread(p, s - m)
+}
+
+/// `OFFSET[z][p][r][v]`: boards of the level skipped by putting `v` seeds in pit `p`
+/// when `r` seeds remain for pits `p ..= 0` and `z` says whether an empty opponent pit was seen.
+struct Tables {
+    offset: Vec<u64>,
+}
+
+impl Tables {
+    fn at(z: bool, p: usize, r: usize, v: usize) -> usize {
+        ((usize::from(z) * PITS + p) * N + r) * N + v
+    }
+
+    fn build() -> Tables {
+        let mut offset = vec![0u64; 2 * PITS * N * N];
+        for z in [false, true] {
+            for p in 0..PITS {
+                for r in 0..N {
+                    let mut acc = 0u64;
+                    for v in 0..N {
+                        offset[Tables::at(z, p, r, v)] = acc;
+                        if v <= r {
+                            let z2 = z || (p >= 6 && v == 0);
+                            acc += completions(p, (r - v) as i64, z2);
+                        }
+                    }
+                }
+            }
+        }
+        Tables { offset }
+    }
+
+    fn get() -> &'static Tables {
+        static T: OnceLock<Tables> = OnceLock::new();
+        T.get_or_init(Tables::build)
+    }
+}
+
+/// Number of boards in level `n`: C(n+11, 11) − C(n+5, 11).
+pub fn level_size(n: u32) -> u64 {
+    if n > MAX_SEEDS {
+        return 0;
+    }
+    completions(PITS, i64::from(n), false)
+}
+
+/// Number of boards with `n` seeds, indexed or not: C(n+11, 11).
+pub fn all_boards(n: u32) -> u64 {
+    spread(PITS, i64::from(n))
+}
+
+/// One level of the index: the boards with a given seed count and an empty opponent pit.
+#[derive(Clone, Copy, Debug)]
+pub struct Level {
+    seeds: u32,
+    size: u64,
+    tables: &'static Tables,
+}
+
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tables")
+    }
+}
+
+impl Level {
+    /// Level `seeds` (0..=48).
+    ///
+    /// # Panics
+    /// If `seeds` exceeds 48.
+    pub fn new(seeds: u32) -> Level {
+        assert!(seeds <= MAX_SEEDS, "level {seeds} > {MAX_SEEDS}");
+        Level {
+            seeds,
+            size: level_size(seeds),
+            tables: Tables::get(),
+        }
+    }
+
+    /// The seed count of this level.
+    pub fn seeds(&self) -> u32 {
+        self.seeds
+    }
+
+    /// Number of boards in the level.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The index of `board` in its level, or `None` when its opponent row is full (such a
+    /// board is in no level). The board must hold this level's seed count.
+    #[inline]
+    pub fn rank(&self, board: &Board) -> Option<u64> {
+        debug_assert_eq!(board.seeds(), self.seeds);
+        rank(self.tables, board)
+    }
+
+    /// The board at `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.size()`.
+    pub fn unrank(&self, mut index: u64) -> Board {
+        assert!(
+            index < self.size,
+            "index {index} out of level {}",
+            self.seeds
+        );
+        let mut pits = [0u8; PITS];
+        let mut r = self.seeds as usize;
+        let mut z = false;
+        for p in (0..PITS).rev() {
+            let mut v = 0;
+            if p == 0 {
+                v = r;
+            } else {
+                while v < r {
+                    let next = self.tables.offset[Tables::at(z, p, r, v + 1)];
+                    if next > index {
+                        break;
+                    }
+                    v += 1;
+                }
+                index -= self.tables.offset[Tables::at(z, p, r, v)];
+            }
+            pits[p] = v as u8;
+            z |= p >= 6 && v == 0;
+            r -= v;
+        }
+        Board::from_pits(pits)
+    }
+
+    /// The boards with indices `start..end`, in index order, produced incrementally.
+    pub fn boards(&self, range: std::ops::Range<u64>) -> Boards {
+        let end = range.end.min(self.size);
+        let start = range.start.min(end);
+        Boards {
+            next: if start < end {
+                Some(self.unrank(start))
+            } else {
+                None
+            },
+            remaining: end - start,
+        }
+    }
+}
+
+#[inline]
+fn rank(t: &Tables, board: &Board) -> Option<u64> {
+    let pits = board.pits();
+    let mut r: usize = pits.iter().map(|&p| usize::from(p)).sum();
+    let mut z = false;
+    let mut index = 0u64;
+    for p in (1..PITS).rev() {
+        let v = usize::from(pits[p]);
+        index += t.offset[Tables::at(z, p, r, v)];
+        z |= p >= 6 && v == 0;
+        r -= v;
+    }
+    z.then_some(index)
+}
+
+/// The board following `b` in index order within its level, or `None` after the last.
+pub fn successor(b: &Board) -> Option<Board> {
+    let mut pits = b.pits();
+    step(&mut pits)?;
+    if pits[6..].iter().all(|&p| p > 0) {
+        // Every board sharing pits 7..11 with pit 6 ≥ 1 has a full opponent row: jump to the
+        // last of them (all lower seeds in pit 6) and step once more, which empties pit 6.
+        let low: u8 = pits[..=6].iter().sum();
+        pits[..6].fill(0);
+        pits[6] = low;
+        step(&mut pits)?;
+    }
+    Some(Board::from_pits(pits))
+}
+
+/// Lexicographic successor among all boards with the same seed count.
+#[inline]
+fn step(pits: &mut [u8; PITS]) -> Option<()> {
+    let i = pits.iter().position(|&p| p > 0)?;
+    if i == PITS - 1 {
+        return None;
+    }
+    let t = pits[i];
+    pits[i] = 0;
+    pits[i + 1] += 1;
+    pits[0] += t - 1;
+    Some(())
+}
+
+/// Iterator over a range of a level, in index order (see [`Level::boards`]).
+#[derive(Clone, Debug)]
+pub struct Boards {
+    next: Option<Board>,
+    remaining: u64,
+}
+
+impl Iterator for Boards {
+    type Item = Board;
+
+    #[inline]
+    fn next(&mut self) -> Option<Board> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let b = self.next?;
+        self.remaining -= 1;
+        if self.remaining > 0 {
+            self.next = successor(&b);
+        }
+        Some(b)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining as usize, Some(self.remaining as usize))
+    }
+}

@@ -1,0 +1,32 @@
+//! # awari-db
+//!
+//! The game core of the Awari (Oware) solver: the board and the three rule sets, moves and
+//! un-moves, the Romein & Bal level index, and the memory-mapped table file format.
+//!
+//! ```
+//! use awari_db::{Board, Level, Rules, Outcome};
+//!
+//! let b = Board::parse("1 1 1 1 1 2 4 2 3 0 0 0").unwrap();
+//! let level = Level::new(b.seeds());
+//! let i = level.rank(&b).expect("an opponent pit is empty, so the board is indexed");
+//! assert_eq!(level.unrank(i), b);
+//! match b.outcome(Rules::Awari) {
+//!     Outcome::Moves(moves) => assert_eq!(moves.len(), 6),
+//!     Outcome::Terminal(_) => unreachable!(),
+//! }
+//! ```
+#![warn(missing_docs)]
+
+pub mod board;
+pub mod error;
+pub mod index;
+pub mod moves;
+pub mod rules;
+pub mod table;
+
+pub use board::{Board, MAX_SEEDS, PITS};
+pub use error::{BoardError, ParseRulesError, TableError};
+pub use index::{all_boards, binomial, level_size, successor, Level};
+pub use moves::{sow_only, Move, MoveList, Outcome};
+pub use rules::Rules;
+pub use table::{checksum, write_table, Content, Expect, Header, Table, TableWriter};

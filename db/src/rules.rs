@@ -1,0 +1,69 @@
+//! The three rule sets (DESIGN §1), named everywhere by the same strings.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::ParseRulesError;
+
+/// Which variant of the game a board is played under.
+///
+/// | name         | grand slam (capture of every opponent seed)        | mover cannot move          |
+/// |--------------|----------------------------------------------------|----------------------------|
+/// | `awari`      | eradicating moves illegal unless every move is one; then the mover takes all (+n) | no seeds: −n |
+/// | `abapa`      | legal but captures nothing; an empty opponent must be fed | cannot feed: +n; no seeds: −n |
+/// | `grand-slam` | legal, captures, and the capturer takes the rest (+n); feeding as `abapa` | as `abapa` |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Rules {
+    /// Computer Olympiad rules, solved by Romein & Bal in 2002 (the default).
+    #[default]
+    Awari,
+    /// International competition rules: a grand slam captures nothing.
+    Abapa,
+    /// A grand slam ends the game and wins every seed for the capturer.
+    GrandSlam,
+}
+
+impl Rules {
+    /// All rule sets, in header-code order.
+    pub const ALL: [Rules; 3] = [Rules::Awari, Rules::Abapa, Rules::GrandSlam];
+
+    /// The name used on the command line and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rules::Awari => "awari",
+            Rules::Abapa => "abapa",
+            Rules::GrandSlam => "grand-slam",
+        }
+    }
+
+    /// The byte stored in table headers.
+    pub fn code(self) -> u8 {
+        match self {
+            Rules::Awari => 0,
+            Rules::Abapa => 1,
+            Rules::GrandSlam => 2,
+        }
+    }
+
+    /// The rule set for a header byte, if it names one.
+    pub fn from_code(code: u8) -> Option<Rules> {
+        Rules::ALL.into_iter().find(|r| r.code() == code)
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rules {
+    type Err = ParseRulesError;
+
+    fn from_str(s: &str) -> Result<Rules, ParseRulesError> {
+        Rules::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| ParseRulesError { got: s.to_string() })
+    }
+}

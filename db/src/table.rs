@@ -1,0 +1,523 @@
+//! The table file: one level of one rule set, memory-mapped.
+//!
+//! ```text
+//! offset size  field
+//!      0    8  magic, b"AWARITB\x1a"
+//!      8    4  format version, u32 LE (currently 1)
+//!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
+//!     13    1  index scheme: 1 = Romein & Bal lexicographic (pit 11 first) numbering
+//!     14    1  content: 0 = values, 1 = depth to conversion
+//!     15    1  bytes per entry: 1 (values: i8 seed difference for the mover)
+//!     16    4  seed count of the level, u32 LE
+//!     20    4  reserved, zero
+//!     24    8  entry count, u64 LE (= size of the level)
+//!     32    8  data offset, u64 LE (= 64)
+//!     40    8  checksum of the data section, u64 LE (see below)
+//!     48   16  reserved, zero
+//!     64    …  data: entry count × bytes per entry, in index order
+//! ```
+//!
+//! A values table's data section is byte-for-byte the published `scores.N` file of the VU
+//! 2024 release (one signed byte per position, no header); such a raw file can be opened with
+//! [`Table::open_raw`].
+//!
+//! Checksum: the data is cut into 4 MiB chunks (the last one shorter); each chunk is hashed
+//! with XXH3-64 (seed 0); the checksum is XXH3-64 of the chunk hashes written as u64 LE one
+//! after another. Chunks hash independently, so verification runs on every core.
+//!
+//! Writing goes to `NAME.tmp`, is fsynced, then renamed over `NAME`: a reader never sees a
+//! partial table, and an interrupted build leaves at worst a stale `.tmp` behind.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::TableError;
+use crate::index::level_size;
+use crate::rules::Rules;
+
+/// The first eight bytes of every table file.
+pub const MAGIC: [u8; 8] = *b"AWARITB\x1a";
+/// The format version this library writes and reads.
+pub const VERSION: u32 = 1;
+/// Size of the header; the data starts here.
+pub const HEADER_LEN: usize = 64;
+/// The index scheme code of the Romein & Bal numbering.
+pub const INDEX_ROMEIN_BAL: u8 = 1;
+/// Chunk size of the checksum.
+pub const CHECKSUM_CHUNK: usize = 4 << 20;
+
+/// What a table's entries hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// One signed byte per position: the mover's seed difference with perfect play.
+    Values,
+    /// Plies to conversion (see the depth-table documentation in the solver).
+    Depth,
+}
+
+impl Content {
+    fn code(self) -> u8 {
+        match self {
+            Content::Values => 0,
+            Content::Depth => 1,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Content> {
+        match c {
+            0 => Some(Content::Values),
+            1 => Some(Content::Depth),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Content::Values => "values",
+            Content::Depth => "depth",
+        }
+    }
+}
+
+/// The header fields of a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The rule set the table was computed under.
+    pub rules: Rules,
+    /// What the entries hold.
+    pub content: Content,
+    /// Bytes per entry (1 for values).
+    pub entry_bytes: u8,
+    /// The level (seeds on the board).
+    pub seeds: u32,
+    /// Number of entries (the level size).
+    pub entries: u64,
+    /// Checksum of the data section.
+    pub checksum: u64,
+}
+
+impl Header {
+    /// A values header for level `seeds` under `rules` (checksum filled in when written).
+    pub fn values(rules: Rules, seeds: u32) -> Header {
+        Header {
+            rules,
+            content: Content::Values,
+            entry_bytes: 1,
+            seeds,
+            entries: level_size(seeds),
+            checksum: 0,
+        }
+    }
+
+    /// The header as written to disk.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[12] = self.rules.code();
+        h[13] = INDEX_ROMEIN_BAL;
+        h[14] = self.content.code();
+        h[15] = self.entry_bytes;
+        h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
+        h[24..32].copy_from_slice(&self.entries.to_le_bytes());
+        h[32..40].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
+        h[40..48].copy_from_slice(&self.checksum.to_le_bytes());
+        h
+    }
+
+    /// Parse and check a header read from `path`.
+    pub fn from_bytes(path: &Path, h: &[u8]) -> Result<Header, TableError> {
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+        let mismatch = |field, expected: String, got: String| TableError::Mismatch {
+            path: path.to_path_buf(),
+            field,
+            expected,
+            got,
+        };
+        if h.len() < HEADER_LEN || h[0..8] != MAGIC {
+            let mut got = [0u8; 8];
+            let k = h.len().min(8);
+            got[..k].copy_from_slice(&h[..k]);
+            return Err(TableError::BadMagic {
+                path: path.to_path_buf(),
+                expected: MAGIC,
+                got,
+            });
+        }
+        let version = u32_at(8);
+        if version != VERSION {
+            return Err(TableError::BadVersion {
+                path: path.to_path_buf(),
+                expected: VERSION,
+                got: version,
+            });
+        }
+        let rules = Rules::from_code(h[12])
+            .ok_or_else(|| mismatch("rule set", "0, 1 or 2".into(), h[12].to_string()))?;
+        if h[13] != INDEX_ROMEIN_BAL {
+            return Err(mismatch(
+                "index scheme",
+                INDEX_ROMEIN_BAL.to_string(),
+                h[13].to_string(),
+            ));
+        }
+        let content = Content::from_code(h[14])
+            .ok_or_else(|| mismatch("content", "0 or 1".into(), h[14].to_string()))?;
+        let entry_bytes = h[15];
+        if !(entry_bytes == 1 || entry_bytes == 2) {
+            return Err(mismatch(
+                "bytes per entry",
+                "1 or 2".into(),
+                entry_bytes.to_string(),
+            ));
+        }
+        let seeds = u32_at(16);
+        if seeds > 48 {
+            return Err(mismatch("seed count", "0..=48".into(), seeds.to_string()));
+        }
+        let entries = u64_at(24);
+        if entries != level_size(seeds) {
+            return Err(mismatch(
+                "entry count",
+                level_size(seeds).to_string(),
+                entries.to_string(),
+            ));
+        }
+        let data_offset = u64_at(32);
+        if data_offset != HEADER_LEN as u64 {
+            return Err(mismatch(
+                "data offset",
+                HEADER_LEN.to_string(),
+                data_offset.to_string(),
+            ));
+        }
+        Ok(Header {
+            rules,
+            content,
+            entry_bytes,
+            seeds,
+            entries,
+            checksum: u64_at(40),
+        })
+    }
+
+    /// Length of the data section in bytes.
+    pub fn data_len(&self) -> u64 {
+        self.entries * u64::from(self.entry_bytes)
+    }
+}
+
+/// The checksum of a data section (see the module documentation), computed on all cores.
+pub fn checksum(data: &[u8]) -> u64 {
+    let digests: Vec<u8> = data
+        .par_chunks(CHECKSUM_CHUNK)
+        .map(xxh3_64)
+        .collect::<Vec<u64>>()
+        .into_iter()
+        .flat_map(u64::to_le_bytes)
+        .collect();
+    xxh3_64(&digests)
+}
+
+/// What the caller expects of a table it opens; `None` fields are not checked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Expect {
+    /// The rule set.
+    pub rules: Option<Rules>,
+    /// The level.
+    pub seeds: Option<u32>,
+    /// The content kind.
+    pub content: Option<Content>,
+}
+
+/// An open table, memory-mapped read-only. Opening checks the header and the file length;
+/// the checksum is checked only by [`Table::verify`].
+#[derive(Debug)]
+pub struct Table {
+    path: PathBuf,
+    header: Header,
+    map: Option<Mmap>,
+    offset: usize,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
+    move |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn map_file(path: &Path, file: &File, len: u64) -> Result<Option<Mmap>, TableError> {
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the map is read-only and private to this process. Table files are written under
+    // a temporary name and renamed into place, never modified in place by this project; a
+    // file changed underneath us by another program could change what we read (a wrong value,
+    // caught by `verify`), but not memory safety of the slice, whose length is fixed here.
+    let map = unsafe { Mmap::map(file) }.map_err(io_err(path))?;
+    Ok(Some(map))
+}
+
+impl Table {
+    /// Open a table file written by this library, checking its header against `expect` and
+    /// its length against the header.
+    pub fn open(path: impl AsRef<Path>, expect: Expect) -> Result<Table, TableError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(io_err(path))?;
+        let len = file.metadata().map_err(io_err(path))?.len();
+        let mut head = [0u8; HEADER_LEN];
+        let got = read_prefix(&file, &mut head).map_err(io_err(path))?;
+        let header = Header::from_bytes(path, &head[..got])?;
+        let check = |field: &'static str, expected: String, got: String| {
+            if expected != got {
+                Err(TableError::Mismatch {
+                    path: path.to_path_buf(),
+                    field,
+                    expected,
+                    got,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(r) = expect.rules {
+            check("rule set", r.name().into(), header.rules.name().into())?;
+        }
+        if let Some(s) = expect.seeds {
+            check("seed count", s.to_string(), header.seeds.to_string())?;
+        }
+        if let Some(c) = expect.content {
+            check("content", c.name().into(), header.content.name().into())?;
+        }
+        let expected_len = HEADER_LEN as u64 + header.data_len();
+        if len != expected_len {
+            return Err(TableError::BadLength {
+                path: path.to_path_buf(),
+                expected: expected_len,
+                got: len,
+            });
+        }
+        let map = map_file(path, &file, len)?;
+        Ok(Table {
+            path: path.to_path_buf(),
+            header,
+            map,
+            offset: HEADER_LEN,
+        })
+    }
+
+    /// Open a raw `scores.N` file of the VU 2024 release: no header, one signed byte per
+    /// position of level `seeds` under the `awari` rules. Its length must be exactly the level
+    /// size. There is no checksum to verify.
+    pub fn open_raw(path: impl AsRef<Path>, seeds: u32) -> Result<Table, TableError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(io_err(path))?;
+        let len = file.metadata().map_err(io_err(path))?.len();
+        let entries = level_size(seeds);
+        if len != entries {
+            return Err(TableError::BadLength {
+                path: path.to_path_buf(),
+                expected: entries,
+                got: len,
+            });
+        }
+        let map = map_file(path, &file, len)?;
+        Ok(Table {
+            path: path.to_path_buf(),
+            header: Header::values(Rules::Awari, seeds),
+            map,
+            offset: 0,
+        })
+    }
+
+    /// The file this table was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header (for a raw file, the one implied by its name and size; checksum 0).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Whether this is a raw `scores.N` file without header.
+    pub fn is_raw(&self) -> bool {
+        self.offset == 0
+    }
+
+    /// The data section.
+    #[inline]
+    pub fn data(&self) -> &[u8] {
+        match &self.map {
+            Some(m) => &m[self.offset..],
+            None => &[],
+        }
+    }
+
+    /// The value stored for index `i` of a values table.
+    #[inline]
+    pub fn value(&self, i: u64) -> i8 {
+        self.data()[i as usize] as i8
+    }
+
+    /// Recompute the data checksum (on all cores) and compare it with the header.
+    /// Raw files have no checksum and always pass.
+    pub fn verify(&self) -> Result<(), TableError> {
+        if self.is_raw() {
+            return Ok(());
+        }
+        let got = checksum(self.data());
+        if got != self.header.checksum {
+            return Err(TableError::BadChecksum {
+                path: self.path.clone(),
+                expected: self.header.checksum,
+                got,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn read_prefix(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    use std::io::Read;
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..])? {
+            0 => break,
+            k => got += k,
+        }
+    }
+    Ok(got)
+}
+
+/// The temporary name a table is written under before it is renamed into place.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Writes a table atomically: data is streamed to `NAME.tmp` in any slices, hashed in
+/// checksum chunks on the way, and [`TableWriter::finish`] fsyncs and renames it to `NAME`.
+pub struct TableWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    header: Header,
+    out: BufWriter<File>,
+    pending: Vec<u8>,
+    digests: Vec<u8>,
+    written: u64,
+}
+
+impl TableWriter {
+    /// Start writing the table `header` describes to `path` (checksum is computed here).
+    pub fn create(path: impl AsRef<Path>, header: Header) -> Result<TableWriter, TableError> {
+        let path = path.as_ref().to_path_buf();
+        let tmp = tmp_path(&path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        out.write_all(&header.to_bytes()).map_err(io_err(&tmp))?;
+        Ok(TableWriter {
+            path,
+            tmp,
+            header,
+            out,
+            pending: Vec::with_capacity(CHECKSUM_CHUNK),
+            digests: Vec::new(),
+            written: 0,
+        })
+    }
+
+    /// Append data.
+    pub fn write(&mut self, mut data: &[u8]) -> Result<(), TableError> {
+        self.written += data.len() as u64;
+        while !data.is_empty() {
+            if self.pending.is_empty() && data.len() >= CHECKSUM_CHUNK {
+                let (chunk, rest) = data.split_at(CHECKSUM_CHUNK);
+                self.digests
+                    .extend_from_slice(&xxh3_64(chunk).to_le_bytes());
+                self.out.write_all(chunk).map_err(io_err(&self.tmp))?;
+                data = rest;
+                continue;
+            }
+            let take = (CHECKSUM_CHUNK - self.pending.len()).min(data.len());
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.pending.len() == CHECKSUM_CHUNK {
+                self.flush_pending()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_pending(&mut self) -> Result<(), TableError> {
+        if !self.pending.is_empty() {
+            self.digests
+                .extend_from_slice(&xxh3_64(&self.pending).to_le_bytes());
+            self.out
+                .write_all(&self.pending)
+                .map_err(io_err(&self.tmp))?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// Fill in the checksum, fsync, and rename into place. Returns the final header.
+    pub fn finish(mut self) -> Result<Header, TableError> {
+        let expected = self.header.data_len();
+        if self.written != expected {
+            return Err(TableError::BadLength {
+                path: self.tmp.clone(),
+                expected: HEADER_LEN as u64 + expected,
+                got: HEADER_LEN as u64 + self.written,
+            });
+        }
+        self.flush_pending()?;
+        self.header.checksum = xxh3_64(&self.digests);
+        let tmp = self.tmp.clone();
+        let mut file = self
+            .out
+            .into_inner()
+            .map_err(|e| io_err(&tmp)(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io_err(&tmp))?;
+        file.write_all(&self.header.to_bytes())
+            .map_err(io_err(&tmp))?;
+        file.sync_all().map_err(io_err(&tmp))?;
+        drop(file);
+        fs::rename(&tmp, &self.path).map_err(io_err(&self.path))?;
+        if let Some(dir) = self.path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(self.header)
+    }
+}
+
+/// Write a whole table from memory (atomic, see [`TableWriter`]).
+pub fn write_table(
+    path: impl AsRef<Path>,
+    header: Header,
+    data: &[u8],
+) -> Result<Header, TableError> {
+    let mut w = TableWriter::create(path, header)?;
+    w.write(data)?;
+    w.finish()
+}

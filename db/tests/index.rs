@@ -1,0 +1,131 @@
+//! The level index against the Romein & Bal reference numbering.
+
+mod common;
+
+use awari_db::{all_boards, binomial, level_size, successor, Board, Level};
+use common::{pits_of, Rng};
+
+#[test]
+fn reference_numbering() {
+    let text = include_str!("data/goedel.jsonl");
+    let mut n = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let board = Board::from_pits(pits_of(&v["board"]));
+        let seeds = v["seeds"].as_u64().unwrap() as u32;
+        let index = v["index"].as_u64().unwrap();
+        assert_eq!(board.seeds(), seeds);
+        let level = Level::new(seeds);
+        assert_eq!(level.rank(&board), Some(index), "rank of {board}");
+        assert_eq!(
+            level.unrank(index),
+            board,
+            "unrank {index} in level {seeds}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 384);
+}
+
+#[test]
+fn level_sizes_and_totals() {
+    let mut total = 0u64;
+    for n in 0..=48u32 {
+        let want = binomial(u64::from(n) + 11, 11) - binomial(u64::from(n) + 5, 11);
+        assert_eq!(level_size(n), want, "level {n}");
+        assert_eq!(Level::new(n).size(), want);
+        assert_eq!(all_boards(n), binomial(u64::from(n) + 11, 11));
+        if n != 47 {
+            total += want;
+        }
+    }
+    assert_eq!(total, 889_063_398_405);
+    assert_eq!(level_size(48), 203_648_015_935);
+    assert_eq!(level_size(12), 1_339_702);
+    assert_eq!((0..=24).map(level_size).sum::<u64>(), 1_165_184_475);
+    assert_eq!((0..=36).map(level_size).sum::<u64>(), 58_610_417_580);
+}
+
+#[test]
+fn exhaustive_round_trips_levels_0_to_10() {
+    for n in 0..=10u32 {
+        let level = Level::new(n);
+        let mut count = 0u64;
+        let mut prev: Option<[u8; 12]> = None;
+        for (i, board) in level.boards(0..level.size()).enumerate() {
+            let i = i as u64;
+            assert_eq!(board.seeds(), n);
+            assert!(!board.opponent_row_full());
+            assert_eq!(level.rank(&board), Some(i), "{board}");
+            assert_eq!(level.unrank(i), board);
+            // Strictly increasing in the order (pit 11, ..., pit 0).
+            let key = {
+                let mut k = board.pits();
+                k.reverse();
+                k
+            };
+            if let Some(p) = prev {
+                assert!(p < key);
+            }
+            prev = Some(key);
+            count += 1;
+        }
+        assert_eq!(count, level.size(), "level {n}");
+        // Every board with n seeds and a full opponent row is unindexed, and these are
+        // exactly the ones the level leaves out.
+        let full = all_boards(n) - level.size();
+        let mut seen_full = 0;
+        let mut pits = [0u8; 12];
+        enumerate(&mut pits, 0, n, &mut |b| {
+            if b.opponent_row_full() {
+                assert_eq!(level.rank(&b), None);
+                seen_full += 1;
+            }
+        });
+        assert_eq!(seen_full, full);
+    }
+}
+
+fn enumerate(pits: &mut [u8; 12], i: usize, left: u32, f: &mut impl FnMut(Board)) {
+    if i == 11 {
+        pits[11] = left as u8;
+        f(Board::from_pits(*pits));
+        return;
+    }
+    for v in 0..=left {
+        pits[i] = v as u8;
+        enumerate(pits, i + 1, left - v, f);
+    }
+}
+
+#[test]
+fn random_ranks_in_large_levels() {
+    let mut rng = Rng(7);
+    for _ in 0..20_000 {
+        let n = rng.below(49) as u32;
+        let board = rng.board(n);
+        let level = Level::new(n);
+        match level.rank(&board) {
+            Some(i) => {
+                assert!(i < level.size());
+                assert_eq!(level.unrank(i), board);
+                // Iteration from i yields the same board, then its successor.
+                let mut it = level.boards(i..level.size());
+                assert_eq!(it.next(), Some(board));
+                if i + 1 < level.size() {
+                    let next = it.next().unwrap();
+                    assert_eq!(level.rank(&next), Some(i + 1));
+                    assert_eq!(successor(&board), Some(next));
+                }
+            }
+            None => assert!(board.opponent_row_full()),
+        }
+    }
+    // Last boards of each level.
+    for n in 1..=48 {
+        let level = Level::new(n);
+        let last = level.unrank(level.size() - 1);
+        assert_eq!(successor(&last), None);
+        assert_eq!(last.pits()[11], n as u8);
+    }
+}

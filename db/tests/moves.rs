@@ -1,0 +1,198 @@
+//! Move generation against OpenSpiel's `oware` (abapa) and hand-made cases for every rule.
+
+mod common;
+
+use awari_db::{Board, Outcome, Rules};
+use common::pits_of;
+
+fn b(p: [u8; 12]) -> Board {
+    Board::from_pits(p)
+}
+
+#[test]
+fn openspiel_vectors_abapa() {
+    let text = include_str!("data/abapa_openspiel.jsonl");
+    let mut checked = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let board = b(pits_of(&v["board"]));
+        let want: Vec<(u8, u8, Board)> = v["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["pit"].as_u64().unwrap() as u8,
+                    m["captures"].as_u64().unwrap() as u8,
+                    b(pits_of(&m["child"])),
+                )
+            })
+            .collect();
+        let got: Vec<(u8, u8, Board)> = board
+            .legal_moves(Rules::Abapa)
+            .iter()
+            .map(|m| (m.pit, m.captures, m.child))
+            .collect();
+        assert_eq!(got, want, "board {board}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3000);
+}
+
+fn perft(board: Board, rules: Rules, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    board
+        .legal_moves(rules)
+        .iter()
+        .map(|m| perft(m.child, rules, depth - 1))
+        .sum()
+}
+
+#[test]
+fn perft_abapa_from_start() {
+    let want = [6u64, 36, 190, 1014, 5219, 27332, 139157];
+    for (d, &w) in want.iter().enumerate() {
+        assert_eq!(
+            perft(Board::START, Rules::Abapa, d as u32 + 1),
+            w,
+            "depth {}",
+            d + 1
+        );
+    }
+}
+
+fn terminal(board: Board, rules: Rules) -> Option<i8> {
+    match board.outcome(rules) {
+        Outcome::Terminal(v) => Some(v),
+        Outcome::Moves(_) => None,
+    }
+}
+
+fn pits(board: Board, rules: Rules) -> Vec<(u8, u8)> {
+    board
+        .legal_moves(rules)
+        .iter()
+        .map(|m| (m.pit, m.captures))
+        .collect()
+}
+
+#[test]
+fn sowing_and_simple_capture() {
+    // Pit 5 with 2 seeds: sows 6 and 7; pit 7 holds 2 -> capture; walking back, pit 6 holds 2.
+    let board = b([0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 1]);
+    let m = *board.legal_moves(Rules::Awari).get(5).unwrap();
+    assert_eq!(m.captures, 4);
+    // After capture (unrotated): [0,0,0,0,0,0, 0,0,0,0,0,1]; rotated for the next mover.
+    assert_eq!(m.child, b([0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
+    // The walk back stops at the mover's row: pit 6 captured, pit 5 is ours.
+    let board = b([0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 1]);
+    let m = *board.legal_moves(Rules::Awari).get(4).unwrap();
+    assert_eq!(m.captures, 0, "last seed lands in pit 5, our own row");
+    let board = b([0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 1]);
+    let m = *board.legal_moves(Rules::Awari).get(5).unwrap();
+    assert_eq!(m.captures, 3);
+    // A chain broken by a pit that does not hold 2 or 3.
+    let board = b([0, 0, 0, 0, 0, 4, 1, 3, 1, 2, 0, 0]);
+    let m = *board.legal_moves(Rules::Awari).get(5).unwrap();
+    assert_eq!(
+        m.captures, 5,
+        "pit 9 (3) and pit 8 (2) captured, pit 7 (4) stops"
+    );
+}
+
+#[test]
+fn twelve_plus_seed_lap_skips_origin() {
+    // 12 seeds from pit 0: one lap of 11 pits skips pit 0, the 12th lands in pit 1.
+    let board = b([12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    let m = *board.legal_moves(Rules::Awari).get(0).unwrap();
+    let unrotated = m.child.rotated().pits();
+    assert_eq!(unrotated, [0, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    assert_eq!(m.captures, 0, "the last seed is in our own row");
+    // 17 seeds from pit 0 into an empty opponent row: pits 1..6 get 2, 7..11 get 1; the last
+    // lands in pit 6 with 2 seeds and captures it; the walk back stops at our row.
+    let board = b([17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    for rules in Rules::ALL {
+        let m = *board.legal_moves(rules).get(0).unwrap();
+        assert_eq!(m.captures, 2, "{rules}");
+        assert_eq!(
+            m.child.rotated().pits(),
+            [0, 2, 2, 2, 2, 2, 0, 1, 1, 1, 1, 1]
+        );
+    }
+    // 48 seeds in one pit: four laps and 4 more.
+    let board = b([0, 0, 0, 48, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let (sown, last) = awari_db::sow_only(&board, 3).unwrap();
+    assert_eq!(last, 7);
+    assert_eq!(sown.pits(), [4, 4, 4, 0, 5, 5, 5, 5, 4, 4, 4, 4]);
+    assert_eq!(sown.seeds(), 48);
+    let m = *board.legal_moves(Rules::Awari).get(3).unwrap();
+    assert_eq!(m.captures, 0);
+}
+
+#[test]
+fn awari_forbids_eradication_when_another_move_exists() {
+    // Pit 5 (1 seed) makes pit 6 hold 2 and captures every opponent seed (a grand slam).
+    // Pit 0 is a quiet alternative.
+    let board = b([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(pits(board, Rules::Awari), vec![(0, 0)]);
+    // abapa: both legal, the grand slam captures nothing.
+    assert_eq!(pits(board, Rules::Abapa), vec![(0, 0), (5, 0)]);
+    let gs = board.legal_moves(Rules::Abapa).get(5).copied().unwrap();
+    assert_eq!(
+        gs.child.rotated().pits(),
+        [1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0]
+    );
+    // grand-slam: both legal; the grand slam captures 2 and leaves the opponent no seed, so
+    // the child is terminal with value -(rest) and the move is worth +n.
+    assert_eq!(pits(board, Rules::GrandSlam), vec![(0, 0), (5, 2)]);
+    let m = board.legal_moves(Rules::GrandSlam).get(5).copied().unwrap();
+    let child_value = terminal(m.child, Rules::GrandSlam).expect("game over");
+    assert_eq!(child_value, -1);
+    assert_eq!(m.captures as i8 - child_value, board.seeds() as i8);
+}
+
+#[test]
+fn awari_forced_eradication_takes_everything() {
+    // Only move: pit 5 captures the opponent's only seeds.
+    let board = b([0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(terminal(board, Rules::Awari), Some(2));
+    // Opponent empty and no move reaches them: every move eradicates (awari) / cannot feed.
+    let board = b([3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(terminal(board, Rules::Awari), Some(4));
+    assert_eq!(terminal(board, Rules::Abapa), Some(4));
+    assert_eq!(terminal(board, Rules::GrandSlam), Some(4));
+}
+
+#[test]
+fn empty_opponent_must_be_fed() {
+    // Pit 4 (2 seeds) reaches pit 6; pit 0 (1 seed) does not.
+    let board = b([1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]);
+    for rules in Rules::ALL {
+        assert_eq!(pits(board, rules), vec![(4, 0)], "{rules}");
+    }
+}
+
+#[test]
+fn mover_without_seeds_loses_the_rest() {
+    let board = b([0, 0, 0, 0, 0, 0, 0, 3, 0, 2, 0, 0]);
+    for rules in Rules::ALL {
+        assert_eq!(terminal(board, rules), Some(-5), "{rules}");
+    }
+    assert_eq!(terminal(Board::default(), Rules::Awari), Some(0));
+}
+
+#[test]
+fn abapa_grand_slam_over_several_pits() {
+    // Pit 5 with 3 seeds: pits 6, 7, 8 become 2, 2, 2: every opponent seed.
+    let board = b([0, 1, 0, 0, 0, 3, 1, 1, 1, 0, 0, 0]);
+    assert_eq!(pits(board, Rules::Awari), vec![(1, 0)]);
+    assert_eq!(pits(board, Rules::Abapa), vec![(1, 0), (5, 0)]);
+    assert_eq!(pits(board, Rules::GrandSlam), vec![(1, 0), (5, 6)]);
+    // Not a grand slam when an opponent seed survives (pit 11).
+    let board = b([0, 1, 0, 0, 0, 3, 1, 1, 1, 0, 0, 1]);
+    for rules in Rules::ALL {
+        assert_eq!(pits(board, rules), vec![(1, 0), (5, 6)], "{rules}");
+    }
+}

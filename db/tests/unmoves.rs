@@ -1,0 +1,81 @@
+//! Un-moves against moves: every child's predecessors are exactly the boards that reach it
+//! by a legal non-capturing move, for all three rule sets.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+
+use awari_db::{Board, Level, Rules};
+use common::Rng;
+
+#[test]
+fn exhaustive_levels_0_to_9() {
+    for rules in Rules::ALL {
+        for n in 0..=9u32 {
+            let level = Level::new(n);
+            // Forward: every board of n seeds that can move (indexed or not; the start-like
+            // boards with a full opponent row are parents too).
+            let mut forward: HashMap<Board, HashSet<(Board, u8)>> = HashMap::new();
+            let mut pits = [0u8; 12];
+            all_boards(&mut pits, 0, n, &mut |parent| {
+                for m in parent.legal_moves(rules).iter() {
+                    if m.captures == 0 {
+                        assert_eq!(m.child.seeds(), n);
+                        assert!(level.rank(&m.child).is_some(), "children are indexed");
+                        forward.entry(m.child).or_default().insert((parent, m.pit));
+                    }
+                }
+            });
+            for child in level.boards(0..level.size()) {
+                let preds = child.predecessors(rules);
+                let set: HashSet<(Board, u8)> = preds.iter().copied().collect();
+                assert_eq!(set.len(), preds.len(), "duplicates for {child}");
+                let want = forward.remove(&child).unwrap_or_default();
+                assert_eq!(set, want, "{rules}: predecessors of {child}");
+            }
+            assert!(forward.is_empty());
+        }
+    }
+}
+
+fn all_boards(pits: &mut [u8; 12], i: usize, left: u32, f: &mut impl FnMut(Board)) {
+    if i == 11 {
+        pits[11] = left as u8;
+        f(Board::from_pits(*pits));
+        return;
+    }
+    for v in 0..=left {
+        pits[i] = v as u8;
+        all_boards(pits, i + 1, left - v, f);
+    }
+}
+
+#[test]
+fn random_boards_up_to_48() {
+    let mut rng = Rng(2026);
+    for rules in Rules::ALL {
+        for _ in 0..100_000 / 3 {
+            let n = 1 + rng.below(48) as u32;
+            let n = if n == 47 { 48 } else { n };
+            let board = rng.board(n);
+            // Sound: each predecessor really moves to the board.
+            for (parent, pit) in board.predecessors(rules) {
+                let m = parent.legal_moves(rules);
+                let m = m.get(usize::from(pit)).unwrap_or_else(|| {
+                    panic!("{rules}: {parent} pit {pit} not legal (child {board})")
+                });
+                assert_eq!(m.captures, 0);
+                assert_eq!(m.child, board);
+            }
+            // Complete: each non-capturing move of the board is found from its child.
+            for m in board.legal_moves(rules).iter().filter(|m| m.captures == 0) {
+                assert!(
+                    m.child.predecessors(rules).contains(&(board, m.pit)),
+                    "{rules}: {board} pit {} not found from {}",
+                    m.pit,
+                    m.child
+                );
+            }
+        }
+    }
+}

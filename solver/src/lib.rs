@@ -1,0 +1,1 @@
+//! The retrograde builder (issue in progress).
