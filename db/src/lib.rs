@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod board;
+pub mod dir;
 pub mod error;
 pub mod index;
 pub mod moves;
@@ -25,6 +26,7 @@ pub mod rules;
 pub mod table;
 
 pub use board::{Board, MAX_SEEDS, PITS};
+pub use dir::{level_exists, level_path, DbError, Levels};
 pub use error::{BoardError, ParseRulesError, TableError};
 pub use index::{all_boards, binomial, level_size, successor, Level};
 pub use moves::{sow_only, Move, MoveList, Outcome};

@@ -1,1 +1,251 @@
-//! The probe library.
+//! # awari-probe
+//!
+//! Look up values and perfect moves in Awari databases built by `awari-solver` (or the raw
+//! `scores.N` files of the VU 2024 release).
+//!
+//! ```no_run
+//! use awari_db::Board;
+//! use awari_probe::Database;
+//!
+//! let db = Database::open("awari-db".as_ref(), None)?;
+//! let board = Board::parse("1 1 1 1 1 2 4 2 3 0 0 0")?;
+//! let v = db.value(&board)?; // seed difference the mover gets with perfect play
+//! let best = db.best_moves(&board)?; // pits that achieve it
+//! println!("value {v}, best {best:?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
+
+use std::path::Path;
+
+use awari_db::{Board, DbError, Level, Levels, Outcome, Rules};
+
+/// An open database directory, ready for lookups.
+#[derive(Debug)]
+pub struct Database {
+    levels: Levels,
+}
+
+/// One pit of the side to move, as the probe reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PitReport {
+    /// The pit, 0..5.
+    pub pit: u8,
+    /// Whether playing it is legal.
+    pub legal: bool,
+    /// Seeds it captures (0 when illegal).
+    pub captures: u8,
+    /// The position after it, from the next mover's side (`None` when illegal).
+    pub child: Option<Board>,
+    /// The mover's value if this move is played (`captures − value(child)`), with a database.
+    pub value: Option<i8>,
+}
+
+/// Everything `show` says about a position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The board.
+    pub board: Board,
+    /// Seeds on it.
+    pub seeds: u32,
+    /// Its index in its level (`None` when the opponent row is full).
+    pub index: Option<u64>,
+    /// The value when the game is over here.
+    pub terminal: Option<i8>,
+    /// The value for the side to move, with a database.
+    pub value: Option<i8>,
+    /// The six pits.
+    pub pits: [PitReport; 6],
+    /// The legal pits whose value equals the position's (empty without a database).
+    pub best: Vec<u8>,
+}
+
+impl Database {
+    /// Open the database in `dir`. With `rules`, the tables must be of that rule set.
+    pub fn open(dir: &Path, rules: Option<Rules>) -> Result<Database, DbError> {
+        Ok(Database {
+            levels: Levels::open(dir, rules)?,
+        })
+    }
+
+    /// The rule set of the database.
+    pub fn rules(&self) -> Rules {
+        self.levels.rules()
+    }
+
+    /// The underlying levels.
+    pub fn levels(&self) -> &Levels {
+        &self.levels
+    }
+
+    /// The value of `board` for the side to move: the seed difference (mover's future
+    /// captures minus the opponent's) with perfect play. A board whose opponent row is full
+    /// is valued by one ply of lookups.
+    pub fn value(&self, board: &Board) -> Result<i8, DbError> {
+        if let Some(v) = self.levels.stored_value(board)? {
+            return Ok(v);
+        }
+        match board.outcome(self.rules()) {
+            Outcome::Terminal(v) => Ok(v),
+            Outcome::Moves(moves) => {
+                let mut best = i8::MIN;
+                for m in moves.iter() {
+                    best = best.max(self.move_value(m.captures, &m.child)?);
+                }
+                Ok(best)
+            }
+        }
+    }
+
+    fn move_value(&self, captures: u8, child: &Board) -> Result<i8, DbError> {
+        let v = self
+            .levels
+            .stored_value(child)?
+            .expect("children of a move always have an empty pit in the opponent row");
+        Ok(captures as i8 - v)
+    }
+
+    /// Every legal move with its value for the mover (`captures − value(child)`).
+    pub fn moves(&self, board: &Board) -> Result<Vec<(awari_db::Move, i8)>, DbError> {
+        board
+            .legal_moves(self.rules())
+            .iter()
+            .map(|m| Ok((*m, self.move_value(m.captures, &m.child)?)))
+            .collect()
+    }
+
+    /// The legal pits that achieve the position's value (empty for a terminal position).
+    pub fn best_moves(&self, board: &Board) -> Result<Vec<u8>, DbError> {
+        let moves = self.moves(board)?;
+        let best = moves.iter().map(|&(_, v)| v).max();
+        Ok(moves
+            .iter()
+            .filter(|&&(_, v)| Some(v) == best)
+            .map(|(m, _)| m.pit)
+            .collect())
+    }
+}
+
+/// Describe `board` under `rules`, with values when a database is given.
+pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Report, DbError> {
+    let seeds = board.seeds();
+    let outcome = board.outcome(rules);
+    let terminal = match outcome {
+        Outcome::Terminal(v) => Some(v),
+        Outcome::Moves(_) => None,
+    };
+    let legal = board.legal_moves(rules);
+    let mut pits = [PitReport {
+        pit: 0,
+        legal: false,
+        captures: 0,
+        child: None,
+        value: None,
+    }; 6];
+    for (i, p) in pits.iter_mut().enumerate() {
+        p.pit = i as u8;
+        if let Some(m) = legal.get(i) {
+            p.legal = true;
+            p.captures = m.captures;
+            p.child = Some(m.child);
+            if let Some(db) = db {
+                p.value = Some(db.move_value(m.captures, &m.child)?);
+            }
+        }
+    }
+    let value = match db {
+        Some(db) => Some(db.value(board)?),
+        None => None,
+    };
+    let best = match (value, terminal) {
+        (Some(v), None) => pits
+            .iter()
+            .filter(|p| p.value == Some(v))
+            .map(|p| p.pit)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(Report {
+        board: *board,
+        seeds,
+        index: Level::new(seeds).rank(board),
+        terminal,
+        value,
+        pits,
+        best,
+    })
+}
+
+/// A value in words, for the side to move ("South" at the bottom of the diagram).
+pub fn value_in_words(value: i8) -> String {
+    match value {
+        0 => "draw".to_string(),
+        v if v > 0 => format!("the side to move wins by {v}"),
+        v => format!("the side to move loses by {}", -v),
+    }
+}
+
+impl Report {
+    /// The JSON document of DESIGN §5.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "board": self.board.pits(),
+            "seeds": self.seeds,
+            "index": self.index,
+            "terminal": self.terminal.is_some(),
+            "value": self.value,
+            "moves": self.pits.iter().map(|p| json!({
+                "pit": p.pit,
+                "legal": p.legal,
+                "captures": p.captures,
+                "child": p.child.map(|c| c.pits()),
+                "value": p.value,
+            })).collect::<Vec<_>>(),
+            "best": self.best,
+        })
+    }
+
+    /// The human-readable form: diagram, facts, and one line per pit.
+    pub fn to_text(&self, rules: Rules) -> String {
+        let mut s = self.board.diagram();
+        s.push_str(&format!("rules: {rules}\nseeds: {}\n", self.seeds));
+        match self.index {
+            Some(i) => s.push_str(&format!("index: {i} in level {}\n", self.seeds)),
+            None => s.push_str(
+                "index: none (the opponent row is full, so the board is in no level; valued by one ply)\n",
+            ),
+        }
+        if let Some(t) = self.terminal {
+            s.push_str(&format!(
+                "terminal: yes, the game is over: {}\n",
+                value_in_words(t)
+            ));
+        } else {
+            s.push_str("terminal: no\n");
+        }
+        if let Some(v) = self.value {
+            s.push_str(&format!("value: {v:+} ({})\n", value_in_words(v)));
+        }
+        s.push_str("moves:\n");
+        for p in &self.pits {
+            if !p.legal {
+                s.push_str(&format!("  pit {}: illegal\n", p.pit));
+                continue;
+            }
+            let child = p.child.expect("legal move has a child");
+            s.push_str(&format!(
+                "  pit {}: captures {:>2}  child {}",
+                p.pit, p.captures, child
+            ));
+            if let Some(v) = p.value {
+                s.push_str(&format!("  value {v:+}"));
+                if self.best.contains(&p.pit) {
+                    s.push_str("  best");
+                }
+            }
+            s.push('\n');
+        }
+        s
+    }
+}

@@ -1,0 +1,203 @@
+//! A database directory: one values table per level, all under one rule set.
+//!
+//! ```text
+//! awari-db/
+//!   level-00.values   header + 1 byte per position of level 0
+//!   level-01.values
+//!   …                 (level 47 never exists: every capture takes at least 2 seeds)
+//! ```
+//!
+//! A directory of raw `scores.N` files from the VU 2024 release (no headers, `awari` rules)
+//! is read too, when it holds no `level-NN.values` file.
+
+use std::path::{Path, PathBuf};
+
+use crate::board::{Board, MAX_SEEDS};
+use crate::error::TableError;
+use crate::index::{level_size, Level};
+use crate::rules::Rules;
+use crate::table::{Content, Expect, Table};
+
+/// The file of level `seeds` in `dir`.
+pub fn level_path(dir: &Path, seeds: u32) -> PathBuf {
+    dir.join(format!("level-{seeds:02}.values"))
+}
+
+/// The raw VU file of level `seeds` in `dir`.
+pub fn raw_path(dir: &Path, seeds: u32) -> PathBuf {
+    dir.join(format!("scores.{seeds}"))
+}
+
+/// Whether level `seeds` can exist (47 cannot: every capture takes at least two seeds).
+pub fn level_exists(seeds: u32) -> bool {
+    seeds <= MAX_SEEDS && seeds != 47
+}
+
+/// Errors of a database directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// A table could not be opened.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// A level that a lookup needs has not been built.
+    #[error("level {seeds} is missing from {}: run awari-solver build --db {} --max-stones {seeds}", dir.display(), dir.display())]
+    MissingLevel {
+        /// The directory.
+        dir: PathBuf,
+        /// The missing level.
+        seeds: u32,
+    },
+    /// Tables of different rule sets in one directory, or a rule set other than the one asked for.
+    #[error("{} holds {got} tables, expected {expected} (one rule set per database directory)", dir.display())]
+    RulesMismatch {
+        /// The directory.
+        dir: PathBuf,
+        /// The rule set asked for.
+        expected: Rules,
+        /// The rule set found.
+        got: Rules,
+    },
+    /// Not a directory.
+    #[error("{}: not a database directory ({reason})", dir.display())]
+    NotADirectory {
+        /// The path given.
+        dir: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The open levels of a database directory.
+#[derive(Debug)]
+pub struct Levels {
+    dir: PathBuf,
+    rules: Rules,
+    raw: bool,
+    tables: Vec<Option<Table>>,
+}
+
+impl Levels {
+    /// An empty set of levels for `dir` (used by the builder before anything is written).
+    pub fn empty(dir: &Path, rules: Rules) -> Levels {
+        Levels {
+            dir: dir.to_path_buf(),
+            rules,
+            raw: false,
+            tables: (0..=MAX_SEEDS).map(|_| None).collect(),
+        }
+    }
+
+    /// Open every level present in `dir`. With `rules` given, every table must be of that rule
+    /// set; without, the first table found decides (raw VU files are `awari`). A directory
+    /// with no tables opens as empty with `rules` (default `awari`).
+    pub fn open(dir: &Path, rules: Option<Rules>) -> Result<Levels, DbError> {
+        if !dir.is_dir() {
+            return Err(DbError::NotADirectory {
+                dir: dir.to_path_buf(),
+                reason: if dir.exists() {
+                    "it is a file".into()
+                } else {
+                    "it does not exist".into()
+                },
+            });
+        }
+        let mut levels = Levels::empty(dir, rules.unwrap_or_default());
+        let mut decided = rules.is_some();
+        for seeds in (0..=MAX_SEEDS).filter(|&s| level_exists(s)) {
+            let path = level_path(dir, seeds);
+            if !path.exists() {
+                continue;
+            }
+            let table = Table::open(
+                &path,
+                Expect {
+                    rules: None,
+                    seeds: Some(seeds),
+                    content: Some(Content::Values),
+                },
+            )?;
+            let got = table.header().rules;
+            if !decided {
+                levels.rules = got;
+                decided = true;
+            }
+            if got != levels.rules {
+                return Err(DbError::RulesMismatch {
+                    dir: dir.to_path_buf(),
+                    expected: levels.rules,
+                    got,
+                });
+            }
+            levels.tables[seeds as usize] = Some(table);
+        }
+        if levels.tables.iter().all(Option::is_none) {
+            // Perhaps the published VU files.
+            for seeds in (0..=MAX_SEEDS).filter(|&s| level_exists(s)) {
+                let path = raw_path(dir, seeds);
+                if path.exists() {
+                    levels.tables[seeds as usize] = Some(Table::open_raw(&path, seeds)?);
+                    levels.raw = true;
+                }
+            }
+            if levels.raw && levels.rules != Rules::Awari {
+                return Err(DbError::RulesMismatch {
+                    dir: dir.to_path_buf(),
+                    expected: levels.rules,
+                    got: Rules::Awari,
+                });
+            }
+        }
+        Ok(levels)
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The rule set of every table here.
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// Whether the tables are raw VU `scores.N` files.
+    pub fn is_raw(&self) -> bool {
+        self.raw
+    }
+
+    /// The table of level `seeds`, if present.
+    pub fn get(&self, seeds: u32) -> Option<&Table> {
+        self.tables.get(seeds as usize).and_then(Option::as_ref)
+    }
+
+    /// The table of level `seeds`, or an error saying how to build it.
+    pub fn require(&self, seeds: u32) -> Result<&Table, DbError> {
+        self.get(seeds).ok_or_else(|| DbError::MissingLevel {
+            dir: self.dir.clone(),
+            seeds,
+        })
+    }
+
+    /// The levels present, in increasing order.
+    pub fn present(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..=MAX_SEEDS).filter(|&s| self.get(s).is_some())
+    }
+
+    /// Add (or replace) a level, e.g. one the builder just wrote.
+    pub fn insert(&mut self, table: Table) {
+        let s = table.header().seeds as usize;
+        self.tables[s] = Some(table);
+    }
+
+    /// The stored value of an indexed board (`None` if its opponent row is full).
+    pub fn stored_value(&self, board: &Board) -> Result<Option<i8>, DbError> {
+        let seeds = board.seeds();
+        let table = self.require(seeds)?;
+        Ok(Level::new(seeds).rank(board).map(|i| table.value(i)))
+    }
+
+    /// Total bytes of the data of levels `0..=max` (for planning).
+    pub fn bytes_through(max: u32) -> u64 {
+        (0..=max).filter(|&s| level_exists(s)).map(level_size).sum()
+    }
+}
