@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::board::{Board, MAX_SEEDS};
 use crate::error::TableError;
 use crate::index::{level_size, Level};
+use crate::moves::{Move, Outcome};
 use crate::rules::Rules;
 use crate::table::{Content, Expect, Table};
 
@@ -194,6 +195,33 @@ impl Levels {
         let seeds = board.seeds();
         let table = self.require(seeds)?;
         Ok(Level::new(seeds).rank(board).map(|i| table.value(i)))
+    }
+
+    /// The value of any board for the side to move. An indexed board is one lookup; a board
+    /// whose opponent row is full (the start position, or one a user typed) is valued by one
+    /// ply: the best over its legal moves of `captures − value(child)`.
+    pub fn value(&self, board: &Board) -> Result<i8, DbError> {
+        if let Some(v) = self.stored_value(board)? {
+            return Ok(v);
+        }
+        match board.outcome(self.rules) {
+            Outcome::Terminal(v) => Ok(v),
+            Outcome::Moves(moves) => {
+                let mut best = i8::MIN;
+                for m in moves.iter() {
+                    best = best.max(self.move_value(m)?);
+                }
+                Ok(best)
+            }
+        }
+    }
+
+    /// The mover's value of playing `m`: `captures − value(child)`.
+    pub fn move_value(&self, m: &Move) -> Result<i8, DbError> {
+        let v = self
+            .stored_value(&m.child)?
+            .expect("the child of a move has an empty pit in its opponent row");
+        Ok(m.captures as i8 - v)
     }
 
     /// Total bytes of the data of levels `0..=max` (for planning).

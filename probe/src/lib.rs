@@ -82,27 +82,7 @@ impl Database {
     /// captures minus the opponent's) with perfect play. A board whose opponent row is full
     /// is valued by one ply of lookups.
     pub fn value(&self, board: &Board) -> Result<i8, DbError> {
-        if let Some(v) = self.levels.stored_value(board)? {
-            return Ok(v);
-        }
-        match board.outcome(self.rules()) {
-            Outcome::Terminal(v) => Ok(v),
-            Outcome::Moves(moves) => {
-                let mut best = i8::MIN;
-                for m in moves.iter() {
-                    best = best.max(self.move_value(m.captures, &m.child)?);
-                }
-                Ok(best)
-            }
-        }
-    }
-
-    fn move_value(&self, captures: u8, child: &Board) -> Result<i8, DbError> {
-        let v = self
-            .levels
-            .stored_value(child)?
-            .expect("children of a move always have an empty pit in the opponent row");
-        Ok(captures as i8 - v)
+        self.levels.value(board)
     }
 
     /// Every legal move with its value for the mover (`captures − value(child)`).
@@ -110,7 +90,7 @@ impl Database {
         board
             .legal_moves(self.rules())
             .iter()
-            .map(|m| Ok((*m, self.move_value(m.captures, &m.child)?)))
+            .map(|m| Ok((*m, self.levels.move_value(m)?)))
             .collect()
     }
 
@@ -149,7 +129,7 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
             p.captures = m.captures;
             p.child = Some(m.child);
             if let Some(db) = db {
-                p.value = Some(db.move_value(m.captures, &m.child)?);
+                p.value = Some(db.levels.move_value(m)?);
             }
         }
     }

@@ -1,1 +1,13 @@
-//! The retrograde builder (issue in progress).
+//! # awari-solver
+//!
+//! The parallel retrograde builder of Awari databases: one level per seed count, each solved
+//! in memory on all cores (see [`level`]) and written as a memory-mapped table.
+#![warn(missing_docs)]
+
+pub mod build;
+pub mod level;
+pub mod stats;
+pub mod sys;
+
+pub use build::{build, BuildError, BuildOptions, LevelReport};
+pub use level::{LevelBuilder, LevelCounts, Progress, Silent};

@@ -1,1 +1,274 @@
-fn main() {}
+//! `awari-solver`: build Awari databases and report on them.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::Context;
+use awari_db::{Board, Levels, Rules};
+use awari_solver::build::{build, BuildOptions, LevelReport};
+use awari_solver::{stats, sys, Progress};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+#[derive(Parser)]
+#[command(
+    name = "awari-solver",
+    version,
+    about = "Build Awari (Oware) endgame databases by parallel retrograde analysis",
+    long_about = "Build Awari (Oware) endgame databases by parallel retrograde analysis.\n\n\
+                  One table per number of seeds on the board (level), in DIR/level-NN.values; \
+                  each entry is the seed difference the side to move obtains with perfect play, \
+                  numbered exactly as the Romein & Bal database."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build every missing level 0..N (resumable: levels present are checked and kept).
+    Build {
+        /// Database directory (one rule set per directory).
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Build levels 0..N (N ≤ 48; level 47 never exists).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=48))]
+        max_stones: u32,
+        /// Rule set: awari, abapa or grand-slam.
+        #[arg(long, default_value = "awari")]
+        rules: Rules,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Memory the level in progress may use, e.g. 8G (default: what the machine has free).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
+    },
+    /// The value histogram of a level.
+    Stats {
+        /// Database directory.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// The level (seeds on the board).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: u32,
+        /// Count all C(N+11,11) boards with N seeds, those with a full opponent row valued by
+        /// one ply (how Lincke's published tables count), not only the level's boards.
+        #[arg(long)]
+        all_configurations: bool,
+        /// One JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Progress bars on stderr: one per level, showing phase, positions/s and ETA.
+struct Bars {
+    bar: Mutex<Option<ProgressBar>>,
+    level: Mutex<(u32, u64)>,
+}
+
+impl Bars {
+    fn current(&self) -> Option<ProgressBar> {
+        self.bar.lock().expect("progress lock").clone()
+    }
+}
+
+impl Progress for Bars {
+    fn level(&self, n: u32, positions: u64) {
+        *self.level.lock().expect("progress lock") = (n, positions);
+    }
+
+    fn phase(&self, name: &str, total: u64) {
+        let (n, _) = *self.level.lock().expect("progress lock");
+        let mut slot = self.bar.lock().expect("progress lock");
+        if let Some(b) = slot.take() {
+            b.finish_and_clear();
+        }
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let b = ProgressBar::with_draw_target(Some(total), target);
+        b.set_style(
+            ProgressStyle::with_template(
+                "level {prefix:>2} {msg:<7} [{bar:30}] {percent:>3}% {per_sec:>14} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b.set_prefix(n.to_string());
+        b.set_message(name.to_string());
+        b.enable_steady_tick(Duration::from_millis(200));
+        *slot = Some(b);
+    }
+
+    fn advance(&self, k: u64) {
+        if let Some(b) = self.current() {
+            b.inc(k);
+        }
+    }
+}
+
+fn describe_start(k: u32, v: i8) -> String {
+    match v {
+        0 => "draw".to_string(),
+        v if v > 0 => format!("first player wins by {v}"),
+        v => format!("second player wins by {}", -v),
+    }
+    .to_string()
+        + &format!(
+            " (value {v:+}, {k} seed{} per pit)",
+            if k == 1 { "" } else { "s" }
+        )
+}
+
+fn print_row(r: &LevelReport) {
+    let total = r.positions.max(1) as f64;
+    let pct = |x: u64| 100.0 * x as f64 / total;
+    let (secs, rate) = match r.seconds {
+        Some(s) => (
+            format!("{s:>8.2}"),
+            format!("{:>12.0}", r.positions as f64 / s.max(1e-9)),
+        ),
+        None => (format!("{:>8}", "kept"), format!("{:>12}", "-")),
+    };
+    let rss = match (r.seconds, r.peak_rss) {
+        (Some(_), Some(b)) => format!(
+            "{:>10} {:>7.2}",
+            sys::human(b),
+            b as f64 / r.positions.max(1) as f64
+        ),
+        _ => format!("{:>10} {:>7}", "-", "-"),
+    };
+    println!(
+        "{:>5} {:>15} {secs} {rate} {rss} {:>6.2}% {:>6.2}% {:>6.2}%",
+        r.seeds,
+        r.positions,
+        pct(r.counts.wins),
+        pct(r.counts.draws),
+        pct(r.counts.losses)
+    );
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Build {
+            db,
+            max_stones,
+            rules,
+            threads,
+            memory,
+        } => {
+            if let Some(t) = threads {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t.max(1))
+                    .build_global()
+                    .context("cannot start the thread pool")?;
+            }
+            let opts = BuildOptions {
+                dir: db.clone(),
+                max_stones,
+                rules,
+                memory,
+            };
+            let bars = Bars {
+                bar: Mutex::new(None),
+                level: Mutex::new((0, 0)),
+            };
+            eprintln!(
+                "building levels 0..{max_stones} of {} under {rules} rules with {} threads",
+                db.display(),
+                rayon::current_num_threads()
+            );
+            println!(
+                "{:>5} {:>15} {:>8} {:>12} {:>10} {:>7} {:>7} {:>7} {:>7}",
+                "level",
+                "positions",
+                "seconds",
+                "pos/s",
+                "peak RSS",
+                "B/pos",
+                "wins",
+                "draws",
+                "losses"
+            );
+            let start = std::time::Instant::now();
+            let (levels, reports) = build(&opts, &bars, |r| {
+                if let Some(b) = bars.current() {
+                    b.finish_and_clear();
+                }
+                print_row(r)
+            })?;
+            let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
+            let positions: u64 = built.iter().map(|r| r.positions).sum();
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "total: {} levels built, {positions} positions in {secs:.2} s ({:.0} positions/s); {} levels kept",
+                built.len(),
+                positions as f64 / secs.max(1e-9),
+                reports.len() - built.len()
+            );
+            print_starts(&levels, max_stones)?;
+            Ok(())
+        }
+        Command::Stats {
+            db,
+            stones,
+            all_configurations,
+            json,
+        } => {
+            let levels = Levels::open(&db, None)?;
+            let (positions, hist) = stats::histogram(&levels, stones, all_configurations)?;
+            if json {
+                println!("{}", stats::to_json(stones, positions, &hist));
+            } else {
+                println!(
+                    "level {stones} ({} rules), {positions} {}",
+                    levels.rules(),
+                    if all_configurations {
+                        "boards (all configurations)"
+                    } else {
+                        "indexed positions"
+                    }
+                );
+                println!("{:>6} {:>15} {:>8}", "value", "positions", "share");
+                for (v, c) in &hist {
+                    println!(
+                        "{v:>+6} {c:>15} {:>7.3}%",
+                        100.0 * *c as f64 / positions as f64
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_starts(levels: &Levels, max_stones: u32) -> anyhow::Result<()> {
+    for k in 1..=4u32 {
+        if 12 * k > max_stones {
+            break;
+        }
+        let b = Board::uniform(k as u8);
+        let v = levels.value(&b)?;
+        println!("start with {k} per pit ({b}): {}", describe_start(k, v));
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("awari-solver: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Value histograms of a level, as Lincke's tables count them.
+
+use std::collections::BTreeMap;
+
+use awari_db::{Board, DbError, Levels};
+use rayon::prelude::*;
+
+/// The histogram of values of level `n`: over its indexed boards, or, with
+/// `all_configurations`, over all C(n+11, 11) boards with n seeds (the boards with a full
+/// opponent row valued by one ply). Returns the number of boards and the counts per value.
+pub fn histogram(
+    levels: &Levels,
+    n: u32,
+    all_configurations: bool,
+) -> Result<(u64, BTreeMap<i8, u64>), DbError> {
+    let table = levels.require(n)?;
+    let mut counts = table
+        .data()
+        .par_chunks(1 << 20)
+        .map(|c| {
+            let mut h = [0u64; 256];
+            for &b in c {
+                h[b as usize] += 1;
+            }
+            h
+        })
+        .reduce(|| [0u64; 256], add);
+    if all_configurations && n >= 6 {
+        // Boards whose opponent pits all hold a seed: one seed in each, plus any n−6 seeds.
+        let m = n - 6;
+        let extra = (0..=m)
+            .into_par_iter()
+            .flat_map_iter(|p11| (0..=m - p11).map(move |p10| (p11, p10)))
+            .map(|(p11, p10)| -> Result<[u64; 256], DbError> {
+                let mut h = [0u64; 256];
+                let mut pits = [0u8; 12];
+                pits[11] = p11 as u8;
+                pits[10] = p10 as u8;
+                let mut err = None;
+                each_board(&mut pits, 0, 10, m - p11 - p10, &mut |mut b| {
+                    if err.is_some() {
+                        return;
+                    }
+                    for p in &mut b[6..] {
+                        *p += 1;
+                    }
+                    match levels.value(&Board::from_pits(b)) {
+                        Ok(v) => h[v as u8 as usize] += 1,
+                        Err(e) => err = Some(e),
+                    }
+                });
+                match err {
+                    Some(e) => Err(e),
+                    None => Ok(h),
+                }
+            })
+            .try_reduce(|| [0u64; 256], |a, b| Ok(add(a, b)))?;
+        counts = add(counts, extra);
+    }
+    let mut map = BTreeMap::new();
+    let mut total = 0;
+    for (b, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            map.insert(b as u8 as i8, c);
+            total += c;
+        }
+    }
+    Ok((total, map))
+}
+
+fn add(mut a: [u64; 256], b: [u64; 256]) -> [u64; 256] {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+    a
+}
+
+/// Call `f` for every filling of pits `from..to` with exactly `left` seeds (others as given).
+fn each_board(
+    pits: &mut [u8; 12],
+    from: usize,
+    to: usize,
+    left: u32,
+    f: &mut impl FnMut([u8; 12]),
+) {
+    if from + 1 == to {
+        pits[from] = left as u8;
+        f(*pits);
+        return;
+    }
+    for v in 0..=left {
+        pits[from] = v as u8;
+        each_board(pits, from + 1, to, left - v, f);
+    }
+}
+
+/// The histogram as the JSON of DESIGN §5: `{"stones":N,"positions":P,"histogram":{"-2":c,…}}`.
+pub fn to_json(n: u32, positions: u64, hist: &BTreeMap<i8, u64>) -> serde_json::Value {
+    let mut h = serde_json::Map::new();
+    for (v, c) in hist {
+        h.insert(v.to_string(), (*c).into());
+    }
+    serde_json::json!({"stones": n, "positions": positions, "histogram": h})
+}

@@ -1,0 +1,94 @@
+//! What the operating system says about memory and disk (Linux `/proc`; elsewhere unknown).
+
+use std::path::Path;
+
+/// Bytes of memory available to new work (`MemAvailable`), if known.
+pub fn memory_available() -> Option<u64> {
+    meminfo_kib("MemAvailable:").map(|k| k * 1024)
+}
+
+fn meminfo_kib(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Peak resident set size of this process since the last [`reset_peak_rss`], in bytes.
+pub fn peak_rss() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Reset the peak RSS counter (Linux ≥ 4.0), so a level's peak can be measured on its own.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Free bytes on the file system holding `dir`, if known (via `df`, which every Linux has).
+pub fn disk_free(dir: &Path) -> Option<u64> {
+    let out = std::process::Command::new("df")
+        .arg("-Pk")
+        .arg(dir)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let kib: u64 = text
+        .lines()
+        .nth(1)?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Parse a size such as `512M`, `2G`, `1.5G`, `300000000` (bytes; K/M/G/T are powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.chars().last() {
+        Some(c) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                'B' => 1,
+                _ => return Err(format!("'{text}': unknown size unit (use K, M, G or T)")),
+            };
+            (&t[..t.len() - 1], m)
+        }
+        _ => (t, 1),
+    };
+    let x: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 512M, 2G, 1.5G)"))?;
+    if !(x >= 0.0) {
+        return Err(format!("'{text}' is not a size"));
+    }
+    Ok((x * mult as f64) as u64)
+}
+
+/// A byte count for people: `1.5 GiB`.
+pub fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 40) as f64 {
+        format!("{:.1} TiB", b / (1u64 << 40) as f64)
+    } else if b >= (1u64 << 30) as f64 {
+        format!("{:.2} GiB", b / (1u64 << 30) as f64)
+    } else if b >= (1u64 << 20) as f64 {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    } else {
+        format!("{:.1} KiB", b / 1024.0)
+    }
+}
