@@ -73,7 +73,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let x: f64 = num
         .parse()
         .map_err(|_| format!("'{text}' is not a size (e.g. 512M, 2G, 1.5G)"))?;
-    if !(x >= 0.0) {
+    if x.is_nan() || x < 0.0 {
         return Err(format!("'{text}' is not a size"));
     }
     Ok((x * mult as f64) as u64)
