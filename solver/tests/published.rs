@@ -1,0 +1,67 @@
+//! Built tables against published figures: Lincke's histograms (levels 0..12, all
+//! configurations), the VU example position, and the one-seed-per-pit start.
+
+use std::path::PathBuf;
+
+use awari_db::{Board, Rules};
+use awari_solver::build::{build, BuildOptions};
+use awari_solver::{stats, Silent};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-solver-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn lincke_histograms_and_vu_example() {
+    let dir = temp("published");
+    let opts = BuildOptions {
+        dir: dir.clone(),
+        max_stones: 16,
+        rules: Rules::Awari,
+        memory: None,
+    };
+    let (levels, reports) = build(&opts, &Silent, |_| {}).unwrap();
+    assert_eq!(reports.len(), 17);
+
+    let want: serde_json::Value =
+        serde_json::from_str(include_str!("data/lincke_histograms_0_12.json")).unwrap();
+    for n in 0..=12u32 {
+        let (total, hist) = stats::histogram(&levels, n, true).unwrap();
+        assert_eq!(total, awari_db::all_boards(n), "level {n}");
+        let got = stats::to_json(n, total, &hist)["histogram"].clone();
+        assert_eq!(got, want[n.to_string()], "level {n}");
+    }
+
+    // DESIGN §6: value 0; the six moves give -1 -1 -2 -2 -2 0.
+    let b = Board::parse("1 1 1 1 1 2 4 2 3 0 0 0").unwrap();
+    assert_eq!(levels.value(&b).unwrap(), 0);
+    let moves = b.legal_moves(Rules::Awari);
+    let values: Vec<i8> = moves
+        .iter()
+        .map(|m| levels.move_value(m).unwrap())
+        .collect();
+    assert_eq!(values, vec![-1, -1, -2, -2, -2, 0]);
+
+    // One seed per pit (12 seeds) is a draw [Romein & Bal / Lincke].
+    assert_eq!(levels.value(&Board::uniform(1)).unwrap(), 0);
+
+    // A rebuild keeps every level.
+    let (_, again) = build(&opts, &Silent, |_| {}).unwrap();
+    assert!(again.iter().all(|r| r.seconds.is_none()));
+
+    // Another rule set in the same directory is refused.
+    let err = build(
+        &BuildOptions {
+            rules: Rules::Abapa,
+            ..opts.clone()
+        },
+        &Silent,
+        |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("awari") && err.contains("abapa"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
