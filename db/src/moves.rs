@@ -60,59 +60,112 @@ pub enum Outcome {
     Moves(MoveList),
 }
 
-/// A sowing before the rules judge it (internal to move generation and tests).
+/// A board packed one pit per byte into the low 96 bits of a `u128` (pit i in byte i).
+/// No pit exceeds 48, so adding per-pit increments never carries between bytes.
+type Packed = u128;
+
+const OPPONENT_ROW: Packed = ((1 << 48) - 1) << 48;
+
+#[inline]
+fn pack(pits: &[u8; PITS]) -> Packed {
+    let mut b = [0u8; 16];
+    b[..PITS].copy_from_slice(pits);
+    u128::from_le_bytes(b)
+}
+
+#[inline]
+fn unpack(x: Packed) -> [u8; PITS] {
+    let b = x.to_le_bytes();
+    let mut p = [0u8; PITS];
+    p.copy_from_slice(&b[..PITS]);
+    p
+}
+
+#[inline]
+fn pit(x: Packed, i: usize) -> u8 {
+    (x >> (8 * i)) as u8
+}
+
+/// The position seen by the other player: rows swapped.
+#[inline]
+fn rotate_packed(x: Packed) -> Packed {
+    ((x >> 48) | (x << 48)) & ((1 << 96) - 1)
+}
+
+/// `SOW[h][s]`: what sowing `s` seeds from pit `h` adds to each other pit, and (in byte 15)
+/// the pit where the last seed falls. Built at compile time.
+const SOW: [[Packed; 49]; 6] = {
+    let mut t = [[0u128; 49]; 6];
+    let mut h = 0;
+    while h < 6 {
+        let mut s = 1;
+        while s <= 48 {
+            let mut add = [0u8; 16];
+            let mut pos = h;
+            let mut k = 0;
+            while k < s {
+                pos = (pos + 1) % PITS;
+                if pos == h {
+                    pos = (pos + 1) % PITS;
+                }
+                add[pos] += 1;
+                k += 1;
+            }
+            add[15] = pos as u8;
+            t[h][s] = u128::from_le_bytes(add);
+            s += 1;
+        }
+        h += 1;
+    }
+    t
+};
+
+/// A sowing before the rules judge it (internal to move generation).
 #[derive(Clone, Copy, Debug)]
 struct Sowing {
     /// The board after sowing, before capture, unrotated (mover still on 0..5).
-    sown: [u8; PITS],
+    sown: Packed,
     /// Where the last seed fell.
     last: usize,
     /// Seeds the capture rule takes (before any grand-slam rule).
     captured: u8,
     /// The board after capture, unrotated.
-    after: [u8; PITS],
+    after: Packed,
 }
 
 impl Sowing {
     /// Whether the opponent's row is empty after sowing and capture.
+    #[inline]
     fn eradicates(&self) -> bool {
-        self.after[6..].iter().all(|&p| p == 0)
+        self.after & OPPONENT_ROW == 0
     }
 
     /// Whether sowing put any seed in the opponent's row.
+    #[inline]
     fn feeds(&self) -> bool {
-        self.sown[6..].iter().any(|&p| p > 0)
+        self.sown & OPPONENT_ROW != 0
     }
 }
 
-/// Sow pit `h` (which must be non-empty) and apply the capture rule.
-fn sow(pits: &[u8; PITS], h: usize) -> Sowing {
-    let s = usize::from(pits[h]);
-    debug_assert!(s > 0);
-    let mut sown = *pits;
-    sown[h] = 0;
-    let laps = (s / 11) as u8;
-    let rem = s % 11;
-    if laps > 0 {
-        for (i, p) in sown.iter_mut().enumerate() {
-            if i != h {
-                *p += laps;
-            }
-        }
-    }
-    for k in 1..=rem {
-        sown[(h + k) % PITS] += 1;
-    }
-    let last = (h + (s - 1) % 11 + 1) % PITS;
+/// Sow pit `h` (which must be non-empty) of the packed board and apply the capture rule.
+#[inline]
+fn sow(x: Packed, h: usize) -> Sowing {
+    let s = usize::from(pit(x, h));
+    debug_assert!(s > 0 && s <= 48);
+    let entry = SOW[h][s];
+    let last = (entry >> 120) as usize;
+    let sown = (x & !(0xff << (8 * h))) + (entry & ((1 << 96) - 1));
     let mut after = sown;
     let mut captured = 0u8;
-    if last >= 6 {
-        let mut j = last;
-        while j >= 6 && (after[j] == 2 || after[j] == 3) {
-            captured += after[j];
-            after[j] = 0;
-            j -= 1;
+    let mut j = last;
+    while j >= 6 {
+        let v = pit(after, j);
+        if v != 2 && v != 3 {
+            break;
         }
+        captured += v;
+        after &= !(0xff << (8 * j));
+        j -= 1;
     }
     Sowing {
         sown,
@@ -128,12 +181,13 @@ pub fn sow_only(board: &Board, h: usize) -> Option<(Board, usize)> {
     if h >= 6 || board.pits()[h] == 0 {
         return None;
     }
-    let s = sow(&board.pits(), h);
-    Some((Board::from_pits(s.sown), s.last))
+    let s = sow(pack(&board.pits()), h);
+    Some((Board::from_pits(unpack(s.sown)), s.last))
 }
 
-fn rotate(pits: &[u8; PITS]) -> Board {
-    Board::from_pits(*pits).rotated()
+#[inline]
+fn rotate(x: Packed) -> Board {
+    Board::from_pits(unpack(rotate_packed(x)))
 }
 
 impl Board {
@@ -141,17 +195,18 @@ impl Board {
     /// or its legal moves.
     pub fn outcome(&self, rules: Rules) -> Outcome {
         let pits = self.pits();
+        let x = pack(&pits);
         let n = self.seeds() as i8;
-        if self.mover_seeds() == 0 {
+        if x & !OPPONENT_ROW == 0 {
             return Outcome::Terminal(-n);
         }
-        let opponent_empty = self.opponent_seeds() == 0;
+        let opponent_empty = x & OPPONENT_ROW == 0;
         let mut list = MoveList::default();
         for h in 0..6 {
             if pits[h] == 0 {
                 continue;
             }
-            let s = sow(&pits, h);
+            let s = sow(x, h);
             let m = match rules {
                 Rules::Awari => {
                     if s.eradicates() {
@@ -160,7 +215,7 @@ impl Board {
                     Move {
                         pit: h as u8,
                         captures: s.captured,
-                        child: rotate(&s.after),
+                        child: rotate(s.after),
                     }
                 }
                 Rules::Abapa | Rules::GrandSlam => {
@@ -172,7 +227,7 @@ impl Board {
                         Move {
                             pit: h as u8,
                             captures: 0,
-                            child: rotate(&s.sown),
+                            child: rotate(s.sown),
                         }
                     } else {
                         // Under grand-slam a grand slam leaves the opponent without seeds:
@@ -180,7 +235,7 @@ impl Board {
                         Move {
                             pit: h as u8,
                             captures: s.captured,
-                            child: rotate(&s.after),
+                            child: rotate(s.after),
                         }
                     }
                 }

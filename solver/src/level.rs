@@ -32,7 +32,7 @@
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
-use awari_db::{successor, Board, Level, Levels, Outcome, Rules};
+use awari_db::{Board, Level, Levels, Outcome, Rules};
 use rayon::prelude::*;
 
 const SETTLED: u16 = 0x8000;
@@ -125,11 +125,19 @@ impl<'a> LevelBuilder<'a> {
 
     /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value.
     pub fn solve(&self, progress: &dyn Progress) {
+        let t = std::time::Instant::now();
         self.compute_exits(progress);
+        let exits = t.elapsed().as_secs_f64();
         let n = self.level.seeds();
         progress.phase("settle", self.level.size());
         for i in (1..=n).rev() {
             self.settle_step(i as i8, progress);
+        }
+        if std::env::var_os("AWARI_TIMINGS").is_some() {
+            eprintln!(
+                "level {n}: exits {exits:.2} s, settle {:.2} s",
+                t.elapsed().as_secs_f64() - exits
+            );
         }
     }
 
@@ -149,29 +157,45 @@ impl<'a> LevelBuilder<'a> {
             .enumerate()
             .for_each(|(c, words)| {
                 let start = (c * CHUNK) as u64;
-                let boards = self.level.boards(start..start + words.len() as u64);
-                for (word, board) in words.iter().zip(boards) {
-                    let w = match board.outcome(self.rules) {
-                        Outcome::Terminal(v) => unsettled(v, 0),
-                        Outcome::Moves(moves) => {
-                            let mut exit = NO_EXIT;
-                            let mut quiet = 0u8;
-                            for m in moves.iter() {
-                                if m.captures == 0 {
-                                    quiet += 1;
-                                } else {
-                                    let s = n - u32::from(m.captures);
-                                    let (data, lvl) =
-                                        tables[s as usize].expect("lower level checked in new()");
-                                    let i = lvl.rank(&m.child).expect("children are indexed");
-                                    let v = m.captures as i8 - data[i as usize] as i8;
-                                    exit = exit.max(v);
+                let mut boards = self.level.boards(start..start + words.len() as u64);
+                // Positions go in blocks: first every move of the block is generated and its
+                // capture lookups listed, then the lookups are made back to back, so the
+                // processor overlaps their cache misses in the lower levels.
+                const BLOCK: usize = 64;
+                let mut lookups: Vec<(u16, i8, &[u8], u64)> = Vec::with_capacity(BLOCK * 6);
+                let mut pending = [0u16; BLOCK];
+                for block in words.chunks(BLOCK) {
+                    lookups.clear();
+                    for (j, board) in boards.by_ref().take(block.len()).enumerate() {
+                        pending[j] = match board.outcome(self.rules) {
+                            Outcome::Terminal(v) => unsettled(v, 0),
+                            Outcome::Moves(moves) => {
+                                let mut quiet = 0u8;
+                                for m in moves.iter() {
+                                    if m.captures == 0 {
+                                        quiet += 1;
+                                    } else {
+                                        let s = n - u32::from(m.captures);
+                                        let (data, lvl) = tables[s as usize]
+                                            .expect("lower level checked in new()");
+                                        let i = lvl.rank(&m.child).expect("children are indexed");
+                                        lookups.push((j as u16, m.captures as i8, data, i));
+                                    }
                                 }
+                                unsettled(NO_EXIT, quiet)
                             }
-                            unsettled(exit, quiet)
+                        };
+                    }
+                    for &(j, captures, data, i) in &lookups {
+                        let w = pending[usize::from(j)];
+                        let v = captures - data[i as usize] as i8;
+                        if v > exit_of(w) {
+                            pending[usize::from(j)] = (w & 0xff00) | u16::from(v as u8);
                         }
-                    };
-                    word.store(w, Relaxed);
+                    }
+                    for (word, &w) in block.iter().zip(&pending) {
+                        word.store(w, Relaxed);
+                    }
                 }
                 progress.advance(words.len() as u64);
             });
@@ -183,98 +207,125 @@ impl<'a> LevelBuilder<'a> {
             .enumerate()
             .for_each(|(c, words)| {
                 let start = (c * CHUNK) as u64;
-                let mut stack: Vec<(Board, bool)> = Vec::new();
-                let mut cursor: Option<(u64, Board)> = None;
-                let mut settled_here = 0u64;
+                // Seed: settle, in this chunk, the positions whose exit decides them at step i.
+                let mut seeds: Vec<(u32, bool)> = Vec::new();
                 for (k, word) in words.iter().enumerate() {
                     let mut w = word.load(Relaxed);
-                    let win = loop {
+                    loop {
                         if w & SETTLED != 0 {
-                            break None;
+                            break;
                         }
                         let exit = exit_of(w);
                         let win = exit >= i;
                         if !(win || (exit == -i && counter_of(w) == 0)) {
-                            break None;
+                            break;
                         }
                         let v = if win { i } else { -i };
                         // A failed exchange means another thread's propagation changed the
                         // word (settled it, or decremented its counter): look again.
                         match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
-                            Ok(_) => break Some(win),
+                            Ok(_) => {
+                                seeds.push((k as u32, win));
+                                break;
+                            }
                             Err(now) => w = now,
                         }
-                    };
-                    let Some(win) = win else {
-                        continue;
-                    };
-                    let idx = start + k as u64;
-                    let board = self.board_at(idx, &mut cursor);
-                    stack.push((board, win));
-                    settled_here += 1 + self.propagate(i, &mut stack);
+                    }
                 }
-                progress.advance(settled_here);
-            });
-    }
-
-    /// The board at `idx`, stepping from the last one looked up in this chunk when it is near.
-    #[inline]
-    fn board_at(&self, idx: u64, cursor: &mut Option<(u64, Board)>) -> Board {
-        let board = match *cursor {
-            Some((at, b)) if idx > at && idx - at <= 8 => {
-                let mut b = b;
-                for _ in at..idx {
-                    b = successor(&b).expect("index within the level");
-                }
-                b
-            }
-            _ => self.level.unrank(idx),
-        };
-        *cursor = Some((idx, board));
-        board
-    }
-
-    /// Settle, depth first, everything that follows from the positions on `stack` at step
-    /// `i`. Returns how many positions it settled.
-    fn propagate(&self, i: i8, stack: &mut Vec<(Board, bool)>) -> u64 {
-        let mut count = 0;
-        while let Some((board, win)) = stack.pop() {
-            board.for_each_predecessor(self.rules, |pred, _| {
-                let Some(q) = self.level.rank(&pred) else {
+                if seeds.is_empty() {
                     return;
-                };
-                let word = &self.state[q as usize];
-                let mut w = word.load(Relaxed);
-                loop {
-                    if w & SETTLED != 0 {
-                        return;
-                    }
-                    let (new, push) = if !win {
-                        // A child lost by i: the predecessor wins by i.
-                        (settled(i), true)
-                    } else {
-                        let left = counter_of(w) - 1;
-                        let exit = exit_of(w);
-                        if left == 0 && exit <= -i {
-                            (settled(-i), true)
-                        } else {
-                            (unsettled(exit, left), false)
-                        }
-                    };
-                    match word.compare_exchange_weak(w, new, Relaxed, Relaxed) {
-                        Ok(_) => {
-                            if push {
-                                stack.push((pred, !win));
-                                count += 1;
-                            }
-                            return;
-                        }
-                        Err(now) => w = now,
-                    }
                 }
+                let mut stack = self.seed_boards(start, words.len(), &seeds);
+                let count = seeds.len() as u64 + self.propagate(i, &mut stack);
+                progress.advance(count);
             });
+    }
+
+    /// The boards of the seeds (offsets in the chunk starting at `start`), with their flags:
+    /// stepping through the chunk when seeds are dense, unranking each when they are sparse.
+    fn seed_boards(&self, start: u64, len: usize, seeds: &[(u32, bool)]) -> Vec<(Board, bool)> {
+        let mut out = Vec::with_capacity(seeds.len());
+        if seeds.len() * 8 >= len {
+            let mut boards = self.level.boards(start..start + len as u64).enumerate();
+            for &(k, win) in seeds {
+                let b = boards
+                    .find(|&(j, _)| j == k as usize)
+                    .map(|(_, b)| b)
+                    .expect("seed inside its chunk");
+                out.push((b, win));
+            }
+        } else {
+            for &(k, win) in seeds {
+                out.push((self.level.unrank(start + u64::from(k)), win));
+            }
+        }
+        out
+    }
+
+    /// Settle, depth first, everything that follows at step `i` from the settled positions on
+    /// `stack` (`true`: won by i, `false`: lost by i). Returns how many positions it settled.
+    ///
+    /// Predecessors are handled in batches: their words are first read with plain loads, which
+    /// the processor overlaps, so the compare-and-swaps that follow find them in cache.
+    fn propagate(&self, i: i8, stack: &mut Vec<(Board, bool)>) -> u64 {
+        const BATCH: usize = 24;
+        let mut count = 0;
+        let mut batch: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
+        while !stack.is_empty() {
+            batch.clear();
+            for _ in 0..BATCH {
+                let Some((board, win)) = stack.pop() else {
+                    break;
+                };
+                board.for_each_predecessor(self.rules, |pred, _| {
+                    if let Some(q) = self.level.rank(&pred) {
+                        batch.push((q, pred, win));
+                    }
+                });
+            }
+            let mut touch = 0u16;
+            for &(q, _, _) in &batch {
+                touch |= self.state[q as usize].load(Relaxed);
+            }
+            std::hint::black_box(touch);
+            for &(q, pred, win) in &batch {
+                if self.update_predecessor(q, i, win) {
+                    stack.push((pred, !win));
+                    count += 1;
+                }
+            }
         }
         count
+    }
+
+    /// Apply to predecessor `q` the news that one of its children was settled at step `i`
+    /// (`child_won`: the child is a win by i for its mover). Returns whether `q` got settled.
+    #[inline]
+    fn update_predecessor(&self, q: u64, i: i8, child_won: bool) -> bool {
+        let word = &self.state[q as usize];
+        let mut w = word.load(Relaxed);
+        loop {
+            if w & SETTLED != 0 {
+                return false;
+            }
+            let (new, done) = if !child_won {
+                // A child lost by i: the predecessor wins by i.
+                (settled(i), true)
+            } else {
+                let left = counter_of(w) - 1;
+                let exit = exit_of(w);
+                if left == 0 && exit <= -i {
+                    // Every child is a win by at least i and no capture does better.
+                    (settled(-i), true)
+                } else {
+                    (unsettled(exit, left), false)
+                }
+            };
+            match word.compare_exchange_weak(w, new, Relaxed, Relaxed) {
+                Ok(_) => return done,
+                Err(now) => w = now,
+            }
+        }
     }
 
     /// The value of index `idx` after [`LevelBuilder::solve`].
