@@ -19,6 +19,9 @@ pub enum BuildError {
     /// A database directory problem (wrong rule set, unreadable table).
     #[error(transparent)]
     Db(#[from] DbError),
+    /// The level could not be started.
+    #[error(transparent)]
+    Builder(#[from] crate::level::BuilderError),
     /// A table could not be written or reopened.
     #[error(transparent)]
     Table(#[from] TableError),

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Build benchmark: builds levels 0..N into a fresh directory with every core, then levels
+# 0..M with one thread, and prints per level: positions, seconds, positions/s, peak RSS and
+# peak RSS per position (from the builder's own summary), the overall rate, and the speed-up.
+#
+# Usage: scripts/bench.sh [N=24] [M=N] [RULES=awari]
+#   BENCH_DIR=/path  where to build (default: a fresh temporary directory, removed afterwards)
+set -euo pipefail
+N=${1:-24}
+M=${2:-$N}
+RULES=${3:-awari}
+cd "$(dirname "$0")/.."
+cargo build --release -q -p awari-solver
+BIN=target/release/awari-solver
+BASE=${BENCH_DIR:-$(mktemp -d)}
+trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
+
+echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "== levels 0..$N, $RULES rules, all cores"
+rm -rf "$BASE/all"
+/usr/bin/time -f "process peak RSS %M KiB, wall %e s" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" | tee "$BASE/all.txt"
+T_ALL=$(awk -v m="$M" '$1 ~ /^[0-9]+$/ && $1 <= m && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/all.txt")
+
+echo "== levels 0..$M, $RULES rules, 1 thread"
+rm -rf "$BASE/one"
+"$BIN" build --db "$BASE/one" --max-stones "$M" --rules "$RULES" --threads 1 | tee "$BASE/one.txt"
+T_ONE=$(awk '$1 ~ /^[0-9]+$/ && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/one.txt")
+
+for n in $(seq 0 "$M"); do
+  [ "$n" = 47 ] && continue
+  f=$(printf "level-%02d.values" "$n")
+  cmp -s "$BASE/all/$f" "$BASE/one/$f" || { echo "MISMATCH: $f differs between thread counts"; exit 1; }
+done
+echo "== levels 0..$M: $(nproc) threads ${T_ALL} s, 1 thread ${T_ONE} s, speed-up $(awk -v a="$T_ONE" -v b="$T_ALL" 'BEGIN {printf "%.2f", a / b}')x; tables byte-identical"
