@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 cargo build --release -q -p awari-solver
 BIN=target/release/awari-solver
 BASE=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$BASE"
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
 
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
