@@ -57,6 +57,7 @@ fn completions(p: usize, s: i64, zero_seen: bool) -> u64 {
 /// when `r` seeds remain for pits `p ..= 0` and `z` says whether an empty opponent pit was seen.
 struct Tables {
     offset: Vec<u64>,
+    sizes: [u64; N],
 }
 
 impl Tables {
@@ -80,7 +81,11 @@ impl Tables {
                 }
             }
         }
-        Tables { offset }
+        let mut sizes = [0u64; N];
+        for (n, size) in sizes.iter_mut().enumerate() {
+            *size = completions(PITS, n as i64, false);
+        }
+        Tables { offset, sizes }
     }
 
     fn get() -> &'static Tables {
@@ -123,10 +128,11 @@ impl Level {
     /// If `seeds` exceeds 48.
     pub fn new(seeds: u32) -> Level {
         assert!(seeds <= MAX_SEEDS, "level {seeds} > {MAX_SEEDS}");
+        let tables = Tables::get();
         Level {
             seeds,
-            size: level_size(seeds),
-            tables: Tables::get(),
+            size: tables.sizes[seeds as usize],
+            tables,
         }
     }
 

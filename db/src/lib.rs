@@ -22,6 +22,7 @@ pub mod dir;
 pub mod error;
 pub mod index;
 pub mod moves;
+pub mod random;
 pub mod rules;
 pub mod table;
 
@@ -30,5 +31,6 @@ pub use dir::{level_exists, level_path, DbError, Levels};
 pub use error::{BoardError, ParseRulesError, TableError};
 pub use index::{all_boards, binomial, level_size, successor, Level};
 pub use moves::{sow_only, Move, MoveList, Outcome};
+pub use random::SplitMix64;
 pub use rules::Rules;
 pub use table::{checksum, write_table, Content, Expect, Header, Table, TableWriter};

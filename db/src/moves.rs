@@ -194,8 +194,7 @@ impl Board {
     /// The game-theoretic situation of this position under `rules`: terminal with its value,
     /// or its legal moves.
     pub fn outcome(&self, rules: Rules) -> Outcome {
-        let pits = self.pits();
-        let x = pack(&pits);
+        let x = pack(&self.pits());
         let n = self.seeds() as i8;
         if x & !OPPONENT_ROW == 0 {
             return Outcome::Terminal(-n);
@@ -203,7 +202,7 @@ impl Board {
         let opponent_empty = x & OPPONENT_ROW == 0;
         let mut list = MoveList::default();
         for h in 0..6 {
-            if pits[h] == 0 {
+            if pit(x, h) == 0 {
                 continue;
             }
             let s = sow(x, h);

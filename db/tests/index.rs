@@ -2,8 +2,9 @@
 
 mod common;
 
+use awari_db::SplitMix64 as Rng;
 use awari_db::{all_boards, binomial, level_size, successor, Board, Level};
-use common::{pits_of, Rng};
+use common::pits_of;
 
 #[test]
 fn reference_numbering() {

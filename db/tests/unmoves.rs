@@ -1,12 +1,10 @@
 //! Un-moves against moves: every child's predecessors are exactly the boards that reach it
 //! by a legal non-capturing move, for all three rule sets.
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 
+use awari_db::SplitMix64 as Rng;
 use awari_db::{Board, Level, Rules};
-use common::Rng;
 
 #[test]
 fn exhaustive_levels_0_to_9() {

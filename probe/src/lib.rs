@@ -18,6 +18,10 @@
 
 use std::path::Path;
 
+pub mod line;
+
+pub use line::{perfect_line, Line, LineEnd, Ply};
+
 use awari_db::{Board, DbError, Level, Levels, Outcome, Rules};
 
 /// An open database directory, ready for lookups.
@@ -154,6 +158,44 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
         pits,
         best,
     })
+}
+
+/// Check that a board can occur in a game: 47 seeds never can (every capture takes at least
+/// two seeds from 48).
+pub fn check_playable(board: &Board) -> Result<(), String> {
+    if board.seeds() == 47 {
+        return Err(
+            "a board with 47 seeds cannot occur (every capture takes at least 2 of the 48)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The final score in words: the split of the seeds left given the value, plus what each side
+/// already captured (`captured` = mover's, opponent's).
+pub fn score_in_words(seeds: u32, value: i8, captured: Option<(u32, u32)>) -> String {
+    let mover = (f64::from(seeds) + f64::from(value)) / 2.0;
+    let other = f64::from(seeds) - mover;
+    let fmt = |x: f64| {
+        if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let mut s = format!(
+        "South (to move) captures {} of the {seeds} seeds left, North {}",
+        fmt(mover),
+        fmt(other)
+    );
+    if let Some((a, b)) = captured {
+        s.push_str(&format!(
+            ": final {}\u{2013}{}",
+            fmt(f64::from(a) + mover),
+            fmt(f64::from(b) + other)
+        ));
+    }
+    s
 }
 
 /// A value in words, for the side to move ("South" at the bottom of the diagram).

@@ -1,79 +1,101 @@
 //! `awari-probe`: values and perfect moves from the command line.
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use awari_db::{Board, Rules};
-use awari_probe::{report, Database};
-use clap::{Parser, Subcommand};
+use awari_probe::{check_playable, perfect_line, report, score_in_words, Database, LineEnd};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "awari-probe",
     version,
     about = "Look up Awari (Oware) positions: values, best moves, perfect lines",
-    long_about = "Look up Awari (Oware) positions.\n\nA board is 12 numbers, the seeds in pits 0..11 \
-                  counted counter-clockwise from the side to move (pits 0..5 are the mover's row, \
-                  left to right), or the word `start`. A value is the seed difference the side to \
-                  move obtains from the seeds still on the board with perfect play."
+    long_about = "Look up Awari (Oware) positions in a database built by awari-solver (or a \
+                  directory of the VU 2024 release's raw scores.N files).\n\n\
+                  A board is 12 numbers, the seeds in pits 0..11 counted counter-clockwise from \
+                  the side to move (pits 0..5 are the mover's row, left to right), or the word \
+                  `start`. A value is the seed difference the side to move obtains, from the \
+                  seeds still on the board, with perfect play: +2 means the mover captures two \
+                  more of them than the opponent; 0 is a draw."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Args)]
+struct DbArgs {
+    /// Database directory [default: ./awari-db]. `show` works without one.
+    #[arg(long)]
+    db: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Show a board: diagram, index, every pit's move, and (with a database) values.
+    /// Show a board: diagram, index, every pit's move, and (with a database) values and best moves.
     Show {
-        /// Database directory; without one (or when it does not exist and --db was not given)
-        /// the board is shown without values.
-        #[arg(long)]
-        db: Option<PathBuf>,
-        /// Rule set: awari, abapa or grand-slam (must match the database).
+        #[command(flatten)]
+        db: DbArgs,
+        /// Rule set: awari, abapa or grand-slam (a database's header decides; a different
+        /// --rules is an error).
         #[arg(long)]
         rules: Option<Rules>,
         /// One JSON document on stdout instead of text.
         #[arg(long)]
         json: bool,
+        /// Seeds already captured by the side to move and by the opponent, e.g. 10,16: the
+        /// final score is then given too.
+        #[arg(long, value_parser = parse_captured)]
+        captured: Option<(u32, u32)>,
         /// The board: 12 numbers or `start`.
         #[arg(required = true, num_args = 1..=12, allow_negative_numbers = true)]
         board: Vec<String>,
     },
+    /// Play a perfect-play game from a board to its end.
+    Line {
+        #[command(flatten)]
+        db: DbArgs,
+        /// One JSON document on stdout instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Stop after this many plies.
+        #[arg(long, default_value_t = 2000)]
+        max_plies: usize,
+        /// The board: 12 numbers or `start`.
+        #[arg(required = true, num_args = 1..=12, allow_negative_numbers = true)]
+        board: Vec<String>,
+    },
+    /// Values of many boards: one board per line on stdin, one value per line on stdout.
+    Batch {
+        #[command(flatten)]
+        db: DbArgs,
+        /// Print the JSON of `show` for each board instead of its value.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
-        Command::Show {
-            db,
-            rules,
-            json,
-            board,
-        } => {
-            let board = Board::parse_words(&board).map_err(|e| UsageError(e.to_string()))?;
-            let default_db = PathBuf::from("awari-db");
-            let database = match db {
-                Some(dir) => Some(Database::open(&dir, rules)?),
-                None if default_db.is_dir() => Some(Database::open(&default_db, rules)?),
-                None => None,
-            };
-            let rules = match (&database, rules) {
-                (Some(d), _) => d.rules(),
-                (None, r) => r.unwrap_or_default(),
-            };
-            let r = report(&board, rules, database.as_ref()).context("lookup failed")?;
-            if json {
-                println!("{}", r.to_json());
-            } else {
-                print!("{}", r.to_text(rules));
-            }
-            Ok(())
-        }
+fn parse_captured(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}': expected two counts, e.g. 10,16"))?;
+    let p = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{x}' is not a seed count"))
+    };
+    let (a, b) = (p(a)?, p(b)?);
+    if a + b > 48 {
+        return Err(format!("{a} + {b} seeds captured: the game has 48"));
     }
+    Ok((a, b))
 }
 
-/// Bad input on the command line: reported like clap's own errors, exit code 2.
+/// Bad input on the command line or stdin: exit code 2.
 #[derive(Debug)]
 struct UsageError(String);
 
@@ -85,11 +107,189 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+fn parse_board(words: &[String]) -> anyhow::Result<Board> {
+    let board = Board::parse_words(words).map_err(|e| UsageError(e.to_string()))?;
+    check_playable(&board).map_err(UsageError)?;
+    Ok(board)
+}
+
+fn open_db(dir: Option<PathBuf>, rules: Option<Rules>) -> anyhow::Result<Database> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from("awari-db"));
+    Ok(Database::open(&dir, rules)?)
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Show {
+            db,
+            rules,
+            json,
+            captured,
+            board,
+        } => {
+            let board = parse_board(&board)?;
+            if let Some((a, b)) = captured {
+                if a + b + board.seeds() != 48 {
+                    return Err(UsageError(format!(
+                        "--captured {a},{b} and {} seeds on the board make {}, not 48",
+                        board.seeds(),
+                        a + b + board.seeds()
+                    ))
+                    .into());
+                }
+            }
+            let default_db = Path::new("awari-db");
+            let database = match db.db {
+                Some(dir) => Some(open_db(Some(dir), rules)?),
+                None if default_db.is_dir() => Some(open_db(None, rules)?),
+                None => None,
+            };
+            let rules = match (&database, rules) {
+                (Some(d), _) => d.rules(),
+                (None, r) => r.unwrap_or_default(),
+            };
+            let r = report(&board, rules, database.as_ref())?;
+            if json {
+                let mut j = r.to_json();
+                if let (Some(v), Some((a, b))) = (r.value, captured) {
+                    let mover = (f64::from(board.seeds()) + f64::from(v)) / 2.0;
+                    j["final"] = serde_json::json!([
+                        awari_probe::line::json_num(f64::from(a) + mover),
+                        awari_probe::line::json_num(
+                            f64::from(b) + f64::from(board.seeds()) - mover
+                        )
+                    ]);
+                }
+                println!("{j}");
+            } else {
+                print!("{}", r.to_text(rules));
+                if let Some(v) = r.value {
+                    println!("score: {}", score_in_words(board.seeds(), v, captured));
+                } else {
+                    println!("(no database: values need `awari-solver build`, see --help)");
+                }
+            }
+            Ok(())
+        }
+        Command::Line {
+            db,
+            json,
+            max_plies,
+            board,
+        } => {
+            let board = parse_board(&board)?;
+            let database = open_db(db.db, None)?;
+            let line = perfect_line(&database, &board, max_plies)?;
+            if json {
+                println!("{}", line.to_json());
+                return Ok(());
+            }
+            print!("{}", board.diagram());
+            println!(
+                "value {:+} for South (to move), {} rules",
+                line.value,
+                database.rules()
+            );
+            println!(
+                "{:>4}  {:<5} {:>3} {:>8}  {:>7}  board after (next mover first)",
+                "ply", "side", "pit", "captures", "S-N"
+            );
+            let (mut s, mut n) = (0u32, 0u32);
+            for (k, p) in line.plies.iter().enumerate() {
+                if p.by_first_mover {
+                    s += u32::from(p.captures);
+                } else {
+                    n += u32::from(p.captures);
+                }
+                println!(
+                    "{:>4}  {:<5} {:>3} {:>8}  {:>7}  {}",
+                    k + 1,
+                    if p.by_first_mover { "South" } else { "North" },
+                    p.pit,
+                    p.captures,
+                    format!("{s}-{n}"),
+                    p.board
+                );
+            }
+            let fmt = |x: f64| {
+                if x.fract() == 0.0 {
+                    format!("{x:.0}")
+                } else {
+                    format!("{x:.1}")
+                }
+            };
+            match line.end {
+                LineEnd::Terminal | LineEnd::Repetition => println!(
+                    "result: South {} - North {} of the {} seeds ({}){}",
+                    fmt(line.result[0]),
+                    fmt(line.result[1]),
+                    board.seeds(),
+                    if line.end == LineEnd::Terminal {
+                        "game over"
+                    } else {
+                        "position repeats: the seeds left are divided evenly"
+                    },
+                    if line.result[0] - line.result[1] == f64::from(line.value) {
+                        ", as predicted"
+                    } else {
+                        ""
+                    }
+                ),
+                LineEnd::Unrealised => println!(
+                    "stopped: a position repeats while the value is not 0; the value could not \
+                     be realised without depth information (depth-to-conversion tables)"
+                ),
+                LineEnd::PlyLimit => println!("stopped: --max-plies {max_plies} reached"),
+            }
+            Ok(())
+        }
+        Command::Batch { db, json } => batch(open_db(db.db, None)?, json),
+    }
+}
+
+/// Read boards from stdin, one per line, and print one value (or `show` JSON) per line.
+fn batch(db: Database, json: bool) -> anyhow::Result<()> {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut line = String::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        if input.read_line(&mut line).context("reading stdin")? == 0 {
+            break;
+        }
+        number += 1;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let board = Board::parse(text)
+            .map_err(|e| e.to_string())
+            .and_then(|b| check_playable(&b).map(|()| b))
+            .map_err(|e| UsageError(format!("stdin line {number}: {e}")))?;
+        if json {
+            let r = report(&board, db.rules(), Some(&db))?;
+            writeln!(out, "{}", r.to_json())?;
+        } else {
+            writeln!(out, "{}", db.value(&board)?)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
             eprintln!("awari-probe: error: {e:#}");
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)

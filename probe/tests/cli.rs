@@ -1,0 +1,372 @@
+//! The probe as users run it: the real binary over databases built in the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use awari_db::{level_exists, level_path, Board, Rules, SplitMix64};
+use awari_probe::{perfect_line, report, Database, LineEnd};
+use awari_solver::build::{build, BuildOptions};
+use awari_solver::Silent;
+
+const BIN: &str = env!("CARGO_BIN_EXE_awari-probe");
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-probe-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// One database per rule set, built once for all tests of this file.
+fn db(rules: Rules) -> &'static Path {
+    static DBS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let dbs = DBS.get_or_init(|| {
+        Rules::ALL
+            .iter()
+            .map(|&r| {
+                let dir = temp(&format!("db-{r}"));
+                let max = if r == Rules::Awari { 16 } else { 14 };
+                let opts = BuildOptions {
+                    dir: dir.clone(),
+                    max_stones: max,
+                    rules: r,
+                    memory: None,
+                };
+                build(&opts, &Silent, |_| {}).unwrap();
+                dir
+            })
+            .collect()
+    });
+    &dbs[rules.code() as usize]
+}
+
+fn probe(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write;
+        let mut input = child.stdin.take().unwrap();
+        let text = text.to_string();
+        std::thread::spawn(move || input.write_all(text.as_bytes()).unwrap());
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn vu_example_and_start_positions() {
+    let d = path_str(db(Rules::Awari));
+    let j = json(&probe(
+        &[
+            "show", "--db", d, "--json", "1", "1", "1", "1", "1", "2", "4", "2", "3", "0", "0", "0",
+        ],
+        None,
+    ));
+    assert_eq!(j["value"], 0);
+    let values: Vec<i64> = j["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["value"].as_i64().unwrap())
+        .collect();
+    assert_eq!(values, vec![-1, -1, -2, -2, -2, 0]);
+    assert_eq!(j["best"], serde_json::json!([5]));
+    assert_eq!(j["index"], 588953);
+
+    // One seed per pit: a draw, valued by one ply (the opponent row is full).
+    let out = probe(
+        &[
+            "show", "--db", d, "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+        ],
+        None,
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("value: +0 (draw)"), "{text}");
+    assert!(text.contains("index: none"), "{text}");
+
+    // The final score with --captured.
+    let out = probe(
+        &[
+            "show",
+            "--db",
+            d,
+            "--captured",
+            "20,12",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "2",
+            "4",
+            "2",
+            "3",
+            "0",
+            "0",
+            "0",
+        ],
+        None,
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("final 28\u{2013}20"), "{text}");
+}
+
+#[test]
+fn lines_end_with_the_predicted_score() {
+    let mut rng = SplitMix64(99);
+    for rules in Rules::ALL {
+        let dir = db(rules);
+        let database = Database::open(dir, None).unwrap();
+        let (mut complete, mut unrealised) = (0, 0);
+        for k in 0..200 {
+            let n = 1 + rng.below(14) as u32;
+            let board = rng.board(n);
+            let line = perfect_line(&database, &board, 5000).unwrap();
+            match line.end {
+                LineEnd::Terminal | LineEnd::Repetition => {
+                    assert_eq!(
+                        line.result[0] - line.result[1],
+                        f64::from(line.value),
+                        "{rules}: {board}"
+                    );
+                    assert_eq!(line.result[0] + line.result[1], f64::from(n));
+                    complete += 1;
+                }
+                LineEnd::Unrealised => {
+                    assert_ne!(line.value, 0);
+                    unrealised += 1;
+                }
+                LineEnd::PlyLimit => panic!("{rules}: {board} ran past 5000 plies"),
+            }
+            // Every ply keeps the value: the mover's value = captures − next value.
+            let mut v = line.value;
+            for p in &line.plies {
+                let next = database.value(&p.board).unwrap();
+                assert_eq!(i16::from(p.captures) - i16::from(next), i16::from(v));
+                v = next;
+            }
+            // The binary says the same, for some of them.
+            if k % 20 == 0 {
+                let words: Vec<String> = board.pits().iter().map(|p| p.to_string()).collect();
+                let mut args = vec!["line", "--db", path_str(dir), "--json"];
+                args.extend(words.iter().map(String::as_str));
+                let j = json(&probe(&args, None));
+                assert_eq!(j["value"], i64::from(line.value));
+                assert_eq!(j["complete"], line.complete());
+                assert_eq!(j["plies"].as_array().unwrap().len(), line.plies.len());
+            }
+        }
+        eprintln!(
+            "{rules}: {complete} complete lines, {unrealised} unrealised without depth tables"
+        );
+        assert!(
+            complete >= 100,
+            "{rules}: only {complete} of 200 lines complete"
+        );
+    }
+}
+
+#[test]
+fn batch_agrees_with_show() {
+    let d = db(Rules::Awari);
+    let database = Database::open(d, None).unwrap();
+    let mut rng = SplitMix64(5);
+    let boards: Vec<Board> = (0..10_000)
+        .map(|_| {
+            let n = rng.below(17) as u32;
+            rng.board(n)
+        })
+        .collect();
+    let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
+    let out = probe(&["batch", "--db", path_str(d)], Some(&input));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let values: Vec<i8> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(values.len(), boards.len());
+    for (b, v) in boards.iter().zip(&values) {
+        let r = report(b, Rules::Awari, Some(&database)).unwrap();
+        assert_eq!(r.value, Some(*v), "{b}");
+    }
+    // The JSON form is show's JSON, line for line.
+    let few: String = boards[..30].iter().map(|b| format!("{b}\n")).collect();
+    let out = probe(&["batch", "--db", path_str(d), "--json"], Some(&few));
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    for (b, l) in boards[..30].iter().zip(&lines) {
+        let words: Vec<String> = b.pits().iter().map(|p| p.to_string()).collect();
+        let mut args = vec!["show", "--db", path_str(d), "--json"];
+        args.extend(words.iter().map(String::as_str));
+        let shown = json(&probe(&args, None));
+        let batched: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(shown, batched);
+    }
+}
+
+#[test]
+fn raw_vu_directory_gives_the_same_answers() {
+    let d = db(Rules::Awari);
+    let raw = temp("raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    for n in (0..=16).filter(|&n| level_exists(n)) {
+        let bytes = std::fs::read(level_path(d, n)).unwrap();
+        std::fs::write(raw.join(format!("scores.{n}")), &bytes[64..]).unwrap();
+    }
+    let a = Database::open(d, None).unwrap();
+    let b = Database::open(&raw, None).unwrap();
+    assert!(b.levels().is_raw());
+    let mut rng = SplitMix64(11);
+    for _ in 0..2000 {
+        let n = rng.below(17) as u32;
+        let board = rng.board(n);
+        assert_eq!(a.value(&board).unwrap(), b.value(&board).unwrap());
+        assert_eq!(a.best_moves(&board).unwrap(), b.best_moves(&board).unwrap());
+    }
+    let j = json(&probe(
+        &[
+            "show",
+            "--db",
+            path_str(&raw),
+            "--json",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "2",
+            "4",
+            "2",
+            "3",
+            "0",
+            "0",
+            "0",
+        ],
+        None,
+    ));
+    assert_eq!(j["value"], 0);
+    // The raw files are awari: asking for abapa is refused.
+    let out = probe(
+        &["show", "--db", path_str(&raw), "--rules", "abapa", "start"],
+        None,
+    );
+    assert!(!out.status.success());
+    std::fs::remove_dir_all(&raw).unwrap();
+}
+
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let out = probe(args, None);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "one-line message expected: {err}"
+    );
+    assert!(err.contains(needle), "{args:?}: '{needle}' not in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn errors_a_user_will_make() {
+    let d = path_str(db(Rules::Awari));
+    fails(&["show", "--db", d, "1", "2", "3"], 2, "12 pits, got 3");
+    fails(
+        &[
+            "show", "--db", d, "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "-1",
+        ],
+        2,
+        "'-1'",
+    );
+    fails(
+        &[
+            "show", "--db", d, "47", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
+        ],
+        2,
+        "47 seeds",
+    );
+    fails(
+        &[
+            "show", "--db", d, "40", "9", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
+        ],
+        2,
+        "49 seeds",
+    );
+    fails(
+        &[
+            "show", "--db", d, "x", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
+        ],
+        2,
+        "'x'",
+    );
+    fails(
+        &[
+            "show", "--db", d, "2", "2", "2", "2", "2", "2", "2", "2", "2", "2", "2", "2",
+        ],
+        1,
+        "level 24 is missing",
+    );
+    fails(&["line", "--db", d, "start"], 1, "level 48 is missing");
+    fails(
+        &["show", "--db", d, "--rules", "grand-slam", "start"],
+        1,
+        "expected grand-slam",
+    );
+    fails(
+        &["show", "--db", "/nonexistent/awari", "start"],
+        1,
+        "does not exist",
+    );
+
+    // A corrupt header and a truncated file, in a copy of the database.
+    let copy = temp("corrupt");
+    std::fs::create_dir_all(&copy).unwrap();
+    for n in 0..=12 {
+        std::fs::copy(level_path(db(Rules::Awari), n), level_path(&copy, n)).unwrap();
+    }
+    let c = path_str(&copy);
+    let f = level_path(&copy, 12);
+    let bytes = std::fs::read(&f).unwrap();
+    std::fs::write(&f, &bytes[..bytes.len() - 10]).unwrap();
+    fails(&["show", "--db", c, "start"], 1, "truncated");
+    let mut bad = bytes.clone();
+    bad[0] = b'Z';
+    std::fs::write(&f, &bad).unwrap();
+    fails(&["show", "--db", c, "start"], 1, "bad magic");
+    std::fs::remove_dir_all(&copy).unwrap();
+
+    // A bad line in batch names the line.
+    let out = probe(
+        &["batch", "--db", d],
+        Some("0 0 0 0 0 0 0 0 0 0 0 1\n1 2\n"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stdin line 2"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "-1");
+}
