@@ -3,6 +3,7 @@
 //! ```text
 //! awari-db/
 //!   level-00.values   header + 1 byte per position of level 0
+//!   level-00.depth    (with `build --depth`) plies to conversion, same index
 //!   level-01.values
 //!   …                 (level 47 never exists: every capture takes at least 2 seeds)
 //! ```
@@ -22,6 +23,11 @@ use crate::table::{Content, Expect, Table};
 /// The file of level `seeds` in `dir`.
 pub fn level_path(dir: &Path, seeds: u32) -> PathBuf {
     dir.join(format!("level-{seeds:02}.values"))
+}
+
+/// The depth-to-conversion file of level `seeds` in `dir`.
+pub fn depth_path(dir: &Path, seeds: u32) -> PathBuf {
+    dir.join(format!("level-{seeds:02}.depth"))
 }
 
 /// The raw VU file of level `seeds` in `dir`.
@@ -75,6 +81,7 @@ pub struct Levels {
     rules: Rules,
     raw: bool,
     tables: Vec<Option<Table>>,
+    depths: Vec<Option<Table>>,
 }
 
 impl Levels {
@@ -85,6 +92,7 @@ impl Levels {
             rules,
             raw: false,
             tables: (0..=MAX_SEEDS).map(|_| None).collect(),
+            depths: (0..=MAX_SEEDS).map(|_| None).collect(),
         }
     }
 
@@ -130,6 +138,18 @@ impl Levels {
                 });
             }
             levels.tables[seeds as usize] = Some(table);
+            let dpath = depth_path(dir, seeds);
+            if dpath.exists() {
+                let depth = Table::open(
+                    &dpath,
+                    Expect {
+                        rules: Some(levels.rules),
+                        seeds: Some(seeds),
+                        content: Some(Content::Depth),
+                    },
+                )?;
+                levels.depths[seeds as usize] = Some(depth);
+            }
         }
         if levels.tables.iter().all(Option::is_none) {
             // Perhaps the published VU files.
@@ -188,6 +208,24 @@ impl Levels {
     pub fn insert(&mut self, table: Table) {
         let s = table.header().seeds as usize;
         self.tables[s] = Some(table);
+    }
+
+    /// Add (or replace) a level's depth table.
+    pub fn insert_depth(&mut self, table: Table) {
+        let s = table.header().seeds as usize;
+        self.depths[s] = Some(table);
+    }
+
+    /// The depth table of level `seeds`, if present.
+    pub fn depth_table(&self, seeds: u32) -> Option<&Table> {
+        self.depths.get(seeds as usize).and_then(Option::as_ref)
+    }
+
+    /// The depth to conversion of an indexed board, when its level has a depth table.
+    pub fn depth(&self, board: &Board) -> Option<u16> {
+        let seeds = board.seeds();
+        let table = self.depth_table(seeds)?;
+        Level::new(seeds).rank(board).map(|i| table.entry(i))
     }
 
     /// The stored value of an indexed board (`None` if its opponent row is full).

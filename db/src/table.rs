@@ -7,7 +7,8 @@
 //!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
 //!     13    1  index scheme: 1 = Romein & Bal lexicographic (pit 11 first) numbering
 //!     14    1  content: 0 = values, 1 = depth to conversion
-//!     15    1  bytes per entry: 1 (values: i8 seed difference for the mover)
+//!     15    1  bytes per entry: values 1 (i8, the mover's seed difference);
+//!              depth 1 or 2 (u8 or u16 LE plies to conversion, as narrow as the level allows)
 //!     16    4  seed count of the level, u32 LE
 //!     20    4  reserved, zero
 //!     24    8  entry count, u64 LE (= size of the level)
@@ -111,6 +112,15 @@ impl Header {
             seeds,
             entries: level_size(seeds),
             checksum: 0,
+        }
+    }
+
+    /// A depth header for level `seeds` with `entry_bytes` (1 or 2) per entry.
+    pub fn depth(rules: Rules, seeds: u32, entry_bytes: u8) -> Header {
+        Header {
+            content: Content::Depth,
+            entry_bytes,
+            ..Header::values(rules, seeds)
         }
     }
 
@@ -365,6 +375,19 @@ impl Table {
     #[inline]
     pub fn value(&self, i: u64) -> i8 {
         self.data()[i as usize] as i8
+    }
+
+    /// Entry `i` of a table of any width, as an unsigned number (a depth).
+    #[inline]
+    pub fn entry(&self, i: u64) -> u16 {
+        let d = self.data();
+        match self.header.entry_bytes {
+            1 => u16::from(d[i as usize]),
+            _ => {
+                let o = 2 * i as usize;
+                u16::from_le_bytes([d[o], d[o + 1]])
+            }
+        }
     }
 
     /// Recompute the data checksum (on all cores) and compare it with the header.

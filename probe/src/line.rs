@@ -86,11 +86,13 @@ pub fn json_num(x: f64) -> serde_json::Value {
 
 /// Play a perfect line from `board`, at most `max_plies` plies.
 ///
-/// Each side plays a value-optimal move. Among those it prefers the largest capture (a capture
-/// always makes progress), then a move to a position not seen since the last capture. When
-/// every value-optimal move repeats a position: in a drawn position the game ends by repetition
-/// (seeds divided evenly); otherwise the line stops as [`LineEnd::Unrealised`] rather than
-/// claim a score it cannot show.
+/// Each side plays a value-optimal move, preferring one to a position not seen since the last
+/// capture. With depth-to-conversion tables (`awari-solver build --depth`), the side that wins
+/// captures or lowers the depth, and the side that loses keeps the depth as long as it can:
+/// every won or lost line then ends with the predicted score. Without them, the largest
+/// capture is preferred. When every value-optimal move repeats a position: in a drawn position
+/// the game ends by repetition (seeds divided evenly); otherwise the line stops as
+/// [`LineEnd::Unrealised`] rather than claim a score it cannot show.
 pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Line, DbError> {
     let value = db.value(board)?;
     let mut plies = Vec::new();
@@ -115,21 +117,43 @@ pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Li
             Outcome::Moves(m) => m,
         };
         let v = db.value(&current)?;
-        let mut best: Option<(awari_db::Move, bool)> = None;
+        let depths = db.levels().depth_table(current.seeds()).is_some();
+        let mut best: Option<(awari_db::Move, bool, i32)> = None;
         for m in moves.iter() {
             if db.levels().move_value(m)? != v {
                 continue;
             }
             let fresh = m.captures > 0 || !seen.contains(&m.child);
+            // With depth tables: the winner converts (captures) or lowers the depth as fast as
+            // it can; the loser keeps the depth as long as it can and captures only when that
+            // is all that keeps its value.
+            let rank = match (depths, m.captures > 0) {
+                (false, _) => i32::from(m.captures),
+                (true, true) => {
+                    if v > 0 {
+                        i32::MAX
+                    } else {
+                        -1
+                    }
+                }
+                (true, false) => {
+                    let d = i32::from(db.levels().depth(&m.child).unwrap_or(0));
+                    if v > 0 {
+                        -d
+                    } else {
+                        d
+                    }
+                }
+            };
             let better = match best {
                 None => true,
-                Some((b, bfresh)) => (m.captures, fresh) > (b.captures, bfresh),
+                Some((_, bfresh, brank)) => (fresh, rank) > (bfresh, brank),
             };
             if better {
-                best = Some((*m, fresh));
+                best = Some((*m, fresh, rank));
             }
         }
-        let (m, fresh) = best.expect("a value-optimal move exists");
+        let (m, fresh, _) = best.expect("a value-optimal move exists");
         if !fresh {
             if v == 0 {
                 let left = current.seeds() as f64 / 2.0;

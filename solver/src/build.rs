@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use awari_db::table::tmp_path;
 use awari_db::{
-    level_exists, level_path, level_size, Content, DbError, Expect, Header, Levels, Rules, Table,
-    TableError, TableWriter,
+    depth_path, level_exists, level_path, level_size, Content, DbError, Expect, Header, Levels,
+    Rules, Table, TableError, TableWriter,
 };
 use rayon::prelude::*;
 
@@ -19,6 +19,9 @@ pub enum BuildError {
     /// A database directory problem (wrong rule set, unreadable table).
     #[error(transparent)]
     Db(#[from] DbError),
+    /// A depth exceeded what a depth table can hold.
+    #[error(transparent)]
+    Depth(#[from] crate::level::DepthOverflow),
     /// The level could not be started.
     #[error(transparent)]
     Builder(#[from] crate::level::BuilderError),
@@ -26,7 +29,7 @@ pub enum BuildError {
     #[error(transparent)]
     Table(#[from] TableError),
     /// The level would not fit in the memory the build may use.
-    #[error("level {level} needs {} of memory ({positions} positions × 2 bytes + buffers) but only {} may be used (--memory); free memory or build fewer seeds", sys::human(*needed), sys::human(*available))]
+    #[error("level {level} needs {} of memory for its {positions} positions but only {} may be used (--memory); free memory or build fewer seeds", sys::human(*needed), sys::human(*available))]
     Memory {
         /// The level.
         level: u32,
@@ -70,6 +73,8 @@ pub struct BuildOptions {
     pub rules: Rules,
     /// Bytes of memory the level in progress may use (default: what the machine has free).
     pub memory: Option<u64>,
+    /// Also write depth-to-conversion tables (see [`crate::depth`]).
+    pub depth: bool,
 }
 
 /// One line of the build summary.
@@ -85,6 +90,8 @@ pub struct LevelReport {
     pub counts: LevelCounts,
     /// Peak resident memory while building it, if measured.
     pub peak_rss: Option<u64>,
+    /// The largest depth to conversion in the level, when depth tables are kept.
+    pub max_depth: Option<u16>,
 }
 
 /// Count wins, draws and losses in a values table (in parallel).
@@ -134,39 +141,53 @@ pub fn build(
     for n in (0..=opts.max_stones.min(48)).filter(|&n| level_exists(n)) {
         let path = level_path(&opts.dir, n);
         let _ = std::fs::remove_file(tmp_path(&path));
-        if let Some(t) = levels.get(n) {
+        let _ = std::fs::remove_file(tmp_path(&depth_path(&opts.dir, n)));
+        let have_depth = !opts.depth || levels.depth_table(n).is_some();
+        if let (Some(t), true) = (levels.get(n), have_depth) {
+            let max_depth = levels.depth_table(n).map(|d| {
+                d.data()
+                    .par_chunks(1 << 20)
+                    .map(max_entry(d))
+                    .max()
+                    .unwrap_or(0)
+            });
             let r = LevelReport {
                 seeds: n,
                 positions: level_size(n),
                 seconds: None,
                 counts: count_values(t),
                 peak_rss: None,
+                max_depth,
             };
             on_level(&r);
             reports.push(r);
             continue;
         }
-        check_resources(&opts.dir, n, opts.memory)?;
+        check_resources(&opts.dir, n, opts.memory, opts.depth)?;
         sys::reset_peak_rss();
         let start = Instant::now();
         progress.level(n, level_size(n));
-        let counts = build_level(&path, n, opts.rules, &levels, progress)?;
+        let built = build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?;
         let seconds = start.elapsed().as_secs_f64();
-        let table = Table::open(
-            &path,
-            Expect {
-                rules: Some(opts.rules),
-                seeds: Some(n),
-                content: Some(Content::Values),
-            },
-        )?;
-        levels.insert(table);
+        let expect = |content| Expect {
+            rules: Some(opts.rules),
+            seeds: Some(n),
+            content: Some(content),
+        };
+        levels.insert(Table::open(&path, expect(Content::Values))?);
+        if opts.depth {
+            levels.insert_depth(Table::open(
+                depth_path(&opts.dir, n),
+                expect(Content::Depth),
+            )?);
+        }
         let r = LevelReport {
             seeds: n,
             positions: level_size(n),
             seconds: Some(seconds),
-            counts,
+            counts: built.counts,
             peak_rss: sys::peak_rss(),
+            max_depth: built.max_depth,
         };
         on_level(&r);
         reports.push(r);
@@ -174,29 +195,66 @@ pub fn build(
     Ok((levels, reports))
 }
 
-/// Solve level `n` and write it atomically to `path`.
+/// What [`build_level`] produced.
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltLevel {
+    /// Wins, draws and losses for the side to move.
+    pub counts: LevelCounts,
+    /// The largest depth, when depth tables were written.
+    pub max_depth: Option<u16>,
+}
+
+fn max_entry(t: &Table) -> impl Fn(&[u8]) -> u16 + Sync + '_ {
+    move |c: &[u8]| {
+        if t.header().entry_bytes == 1 {
+            c.iter().copied().max().map_or(0, u16::from)
+        } else {
+            c.chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .max()
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// Solve level `n` and write it atomically into `dir` (values, and depths with `keep_depth`:
+/// one byte per entry when the level's largest depth fits, else two).
 pub fn build_level(
-    path: &Path,
+    dir: &Path,
     n: u32,
     rules: Rules,
     lower: &Levels,
+    keep_depth: bool,
     progress: &dyn Progress,
-) -> Result<LevelCounts, BuildError> {
-    let builder = LevelBuilder::new(n, rules, lower)?;
-    builder.solve(progress);
+) -> Result<BuiltLevel, BuildError> {
+    let builder = LevelBuilder::new(n, rules, lower, keep_depth)?;
+    let deepest = builder.solve(progress)?;
     progress.phase("write", level_size(n));
-    let mut w = TableWriter::create(path, Header::values(rules, n))?;
+    let mut max_depth = None;
+    if keep_depth {
+        let width = if deepest <= u16::from(u8::MAX) { 1 } else { 2 };
+        let mut w = TableWriter::create(depth_path(dir, n), Header::depth(rules, n, width))?;
+        builder.write_depths(width, |d| w.write(d))?;
+        w.finish()?;
+        max_depth = Some(deepest);
+    }
+    let mut w = TableWriter::create(level_path(dir, n), Header::values(rules, n))?;
     let counts = builder.write_values(|d| {
         progress.advance(d.len() as u64);
         w.write(d)
     })?;
     drop(builder);
     w.finish()?;
-    Ok(counts)
+    Ok(BuiltLevel { counts, max_depth })
 }
 
-fn check_resources(dir: &Path, n: u32, memory: Option<u64>) -> Result<(), BuildError> {
-    let needed = memory_needed(n);
+fn check_resources(
+    dir: &Path,
+    n: u32,
+    memory: Option<u64>,
+    keep_depth: bool,
+) -> Result<(), BuildError> {
+    let needed = memory_needed(n, keep_depth);
     if let Some(available) = memory.or_else(sys::memory_available) {
         if needed > available {
             return Err(BuildError::Memory {
@@ -207,7 +265,8 @@ fn check_resources(dir: &Path, n: u32, memory: Option<u64>) -> Result<(), BuildE
             });
         }
     }
-    let disk = level_size(n) + awari_db::table::HEADER_LEN as u64;
+    let depth_bytes = if keep_depth { 2 * level_size(n) } else { 0 };
+    let disk = level_size(n) + depth_bytes + 2 * awari_db::table::HEADER_LEN as u64;
     if let Some(free) = sys::disk_free(dir) {
         if disk > free {
             return Err(BuildError::Disk {

@@ -39,6 +39,18 @@ const SETTLED: u16 = 0x8000;
 const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item.
 const CHUNK: usize = 1 << 14;
+/// Settled positions whose predecessors are updated together (see `expand`).
+const BATCH: usize = 24;
+
+/// More waves in one step than a depth entry can count (never seen; reported, not clipped).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "level {level}: a depth to conversion exceeds 65535 plies, more than the depth table can hold"
+)]
+pub struct DepthOverflow {
+    /// The level.
+    pub level: u32,
+}
 
 #[inline]
 fn unsettled(exit: i8, counter: u8) -> u16 {
@@ -100,9 +112,13 @@ pub struct LevelCounts {
     pub losses: u64,
 }
 
-/// Bytes of memory the in-memory algorithm needs for level `n` (state words and write buffer).
-pub fn memory_needed(n: u32) -> u64 {
-    2 * awari_db::level_size(n) + WRITE_BLOCK as u64
+/// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the depth
+/// words and an allowance for the breadth-first frontier when depths are kept, and the write
+/// buffer.
+pub fn memory_needed(n: u32, keep_depth: bool) -> u64 {
+    let size = awari_db::level_size(n);
+    let per_position = if keep_depth { 2 + 2 + 4 } else { 2 };
+    per_position * size + WRITE_BLOCK as u64
 }
 
 const WRITE_BLOCK: usize = 16 << 20;
@@ -145,11 +161,20 @@ pub struct LevelBuilder<'a> {
     rules: Rules,
     lower: &'a Levels,
     state: StateArray,
+    depth: Option<Vec<AtomicU16>>,
 }
 
 impl<'a> LevelBuilder<'a> {
     /// Prepare level `n`; levels n−2 … n−15 (those a capture can reach) must be in `lower`.
-    pub fn new(n: u32, rules: Rules, lower: &'a Levels) -> Result<Self, BuilderError> {
+    ///
+    /// With `keep_depth`, settling runs in breadth-first waves and records each position's
+    /// depth to conversion (2 more bytes per position).
+    pub fn new(
+        n: u32,
+        rules: Rules,
+        lower: &'a Levels,
+        keep_depth: bool,
+    ) -> Result<Self, BuilderError> {
         for k in 2..=n {
             if awari_db::level_exists(n - k) {
                 lower.require(n - k)?;
@@ -157,23 +182,35 @@ impl<'a> LevelBuilder<'a> {
         }
         let level = Level::new(n);
         let state = StateArray::new(level.size() as usize)?;
+        let depth = keep_depth.then(|| {
+            let mut d = Vec::new();
+            d.resize_with(level.size() as usize, || AtomicU16::new(0));
+            d
+        });
         Ok(LevelBuilder {
             level,
             rules,
             lower,
             state,
+            depth,
         })
     }
 
-    /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value.
-    pub fn solve(&self, progress: &dyn Progress) {
+    /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value (and
+    /// [`LevelBuilder::depth`] every depth, when kept). Returns the largest depth.
+    pub fn solve(&self, progress: &dyn Progress) -> Result<u16, DepthOverflow> {
         let t = std::time::Instant::now();
         self.compute_exits(progress);
         let exits = t.elapsed().as_secs_f64();
         let n = self.level.seeds();
         progress.phase("settle", self.level.size());
+        let mut deepest = 0;
         for i in (1..=n).rev() {
-            self.settle_step(i as i8, progress);
+            if self.depth.is_some() {
+                deepest = deepest.max(self.settle_step_waves(i as i8, progress)?);
+            } else {
+                self.settle_step(i as i8, progress);
+            }
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
@@ -181,6 +218,7 @@ impl<'a> LevelBuilder<'a> {
                 t.elapsed().as_secs_f64() - exits
             );
         }
+        Ok(deepest)
     }
 
     fn compute_exits(&self, progress: &dyn Progress) {
@@ -244,6 +282,40 @@ impl<'a> LevelBuilder<'a> {
             });
     }
 
+    /// Scan for the positions that step `i` settles from their exits alone, settle them, and
+    /// return them per chunk: (chunk start, offsets and win flags).
+    fn seed_chunk(&self, i: i8, start: u64, words: &[AtomicU16]) -> Vec<(u32, bool)> {
+        let mut seeds: Vec<(u32, bool)> = Vec::new();
+        for (k, word) in words.iter().enumerate() {
+            let mut w = word.load(Relaxed);
+            loop {
+                if w & SETTLED != 0 {
+                    break;
+                }
+                let exit = exit_of(w);
+                let win = exit >= i;
+                if !(win || (exit == -i && counter_of(w) == 0)) {
+                    break;
+                }
+                let v = if win { i } else { -i };
+                // A failed exchange means another thread's propagation changed the word
+                // (settled it, or decremented its counter): look again.
+                match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
+                    Ok(_) => {
+                        seeds.push((k as u32, win));
+                        if let Some(d) = &self.depth {
+                            d[(start + k as u64) as usize].store(0, Relaxed);
+                        }
+                        break;
+                    }
+                    Err(now) => w = now,
+                }
+            }
+        }
+        seeds
+    }
+
+    /// Step `i`, depth first: each chunk's seeds are propagated at once (least memory).
     fn settle_step(&self, i: i8, progress: &dyn Progress) {
         self.state
             .words()
@@ -251,38 +323,63 @@ impl<'a> LevelBuilder<'a> {
             .enumerate()
             .for_each(|(c, words)| {
                 let start = (c * CHUNK) as u64;
-                // Seed: settle, in this chunk, the positions whose exit decides them at step i.
-                let mut seeds: Vec<(u32, bool)> = Vec::new();
-                for (k, word) in words.iter().enumerate() {
-                    let mut w = word.load(Relaxed);
-                    loop {
-                        if w & SETTLED != 0 {
-                            break;
-                        }
-                        let exit = exit_of(w);
-                        let win = exit >= i;
-                        if !(win || (exit == -i && counter_of(w) == 0)) {
-                            break;
-                        }
-                        let v = if win { i } else { -i };
-                        // A failed exchange means another thread's propagation changed the
-                        // word (settled it, or decremented its counter): look again.
-                        match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
-                            Ok(_) => {
-                                seeds.push((k as u32, win));
-                                break;
-                            }
-                            Err(now) => w = now,
-                        }
-                    }
-                }
+                let seeds = self.seed_chunk(i, start, words);
                 if seeds.is_empty() {
                     return;
                 }
                 let mut stack = self.seed_boards(start, &seeds);
-                let count = seeds.len() as u64 + self.propagate(i, &mut stack);
+                let mut count = seeds.len() as u64;
+                let mut batch = Vec::with_capacity(BATCH);
+                while !stack.is_empty() {
+                    let k = stack.len().saturating_sub(BATCH);
+                    batch.clear();
+                    batch.extend(stack.drain(k..));
+                    let before = stack.len();
+                    self.expand(i, &batch, &mut stack, 0);
+                    count += (stack.len() - before) as u64;
+                }
                 progress.advance(count);
             });
+    }
+
+    /// Step `i`, breadth first: wave 0 is the seeds, wave k+1 what wave k settles; a position's
+    /// wave is its depth to conversion (see [`crate::depth`]). Returns the deepest wave.
+    fn settle_step_waves(&self, i: i8, progress: &dyn Progress) -> Result<u16, DepthOverflow> {
+        let mut frontier: Vec<(Board, bool)> = self
+            .state
+            .words()
+            .par_chunks(CHUNK)
+            .enumerate()
+            .flat_map_iter(|(c, words)| {
+                let start = (c * CHUNK) as u64;
+                let seeds = self.seed_chunk(i, start, words);
+                self.seed_boards(start, &seeds)
+            })
+            .collect();
+        let mut wave: u16 = 0;
+        while !frontier.is_empty() {
+            progress.advance(frontier.len() as u64);
+            if wave == u16::MAX {
+                return Err(DepthOverflow {
+                    level: self.level.seeds(),
+                });
+            }
+            let next = wave + 1;
+            frontier = frontier
+                .par_chunks(BATCH)
+                .fold(Vec::new, |mut out, batch| {
+                    self.expand(i, batch, &mut out, next);
+                    out
+                })
+                .reduce(Vec::new, |mut a, mut b| {
+                    a.append(&mut b);
+                    a
+                });
+            if !frontier.is_empty() {
+                wave = next;
+            }
+        }
+        Ok(wave)
     }
 
     /// The boards of the seeds (offsets, in increasing order, in the chunk starting at
@@ -308,40 +405,35 @@ impl<'a> LevelBuilder<'a> {
         out
     }
 
-    /// Settle, depth first, everything that follows at step `i` from the settled positions on
-    /// `stack` (`true`: won by i, `false`: lost by i). Returns how many positions it settled.
+    /// Apply step `i` to the predecessors of a batch of positions just settled (`true`: won
+    /// by i, `false`: lost by i), pushing every position this settles onto `out` and, when
+    /// depths are kept, recording `wave` as its depth.
     ///
-    /// Predecessors are handled in batches: their words are first read with plain loads, which
-    /// the processor overlaps, so the compare-and-swaps that follow find them in cache.
-    fn propagate(&self, i: i8, stack: &mut Vec<(Board, bool)>) -> u64 {
-        const BATCH: usize = 24;
-        let mut count = 0;
-        let mut batch: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
-        while !stack.is_empty() {
-            batch.clear();
-            for _ in 0..BATCH {
-                let Some((board, win)) = stack.pop() else {
-                    break;
-                };
-                board.for_each_predecessor(self.rules, |pred, _| {
-                    if let Some(q) = self.level.rank(&pred) {
-                        batch.push((q, pred, win));
-                    }
-                });
-            }
-            let mut touch = 0u16;
-            for &(q, _, _) in &batch {
-                touch |= self.state.words()[q as usize].load(Relaxed);
-            }
-            std::hint::black_box(touch);
-            for &(q, pred, win) in &batch {
-                if self.update_predecessor(q, i, win) {
-                    stack.push((pred, !win));
-                    count += 1;
+    /// The predecessors' words are first read with plain loads, which the processor overlaps,
+    /// so the compare-and-swaps that follow find them in cache.
+    fn expand(&self, i: i8, batch: &[(Board, bool)], out: &mut Vec<(Board, bool)>, wave: u16) {
+        let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
+        for &(board, win) in batch {
+            board.for_each_predecessor(self.rules, |pred, _| {
+                if let Some(q) = self.level.rank(&pred) {
+                    preds.push((q, pred, win));
                 }
+            });
+        }
+        let words = self.state.words();
+        let mut touch = 0u16;
+        for &(q, _, _) in &preds {
+            touch |= words[q as usize].load(Relaxed);
+        }
+        std::hint::black_box(touch);
+        for &(q, pred, win) in &preds {
+            if self.update_predecessor(q, i, win) {
+                if let Some(d) = &self.depth {
+                    d[q as usize].store(wave, Relaxed);
+                }
+                out.push((pred, !win));
             }
         }
-        count
     }
 
     /// Apply to predecessor `q` the news that one of its children was settled at step `i`
@@ -374,6 +466,17 @@ impl<'a> LevelBuilder<'a> {
         }
     }
 
+    /// The depth to conversion of index `idx` (0 for draws), when depths are kept.
+    #[inline]
+    pub fn depth(&self, idx: u64) -> Option<u16> {
+        let d = self.depth.as_ref()?;
+        if self.value(idx) == 0 {
+            Some(0)
+        } else {
+            Some(d[idx as usize].load(Relaxed))
+        }
+    }
+
     /// The value of index `idx` after [`LevelBuilder::solve`].
     #[inline]
     pub fn value(&self, idx: u64) -> i8 {
@@ -383,6 +486,33 @@ impl<'a> LevelBuilder<'a> {
         } else {
             0
         }
+    }
+
+    /// Stream the depths, in index order, to `sink` as `width`-byte little-endian entries.
+    pub fn write_depths(
+        &self,
+        width: u8,
+        mut sink: impl FnMut(&[u8]) -> Result<(), awari_db::TableError>,
+    ) -> Result<(), awari_db::TableError> {
+        let size = self.level.size();
+        let per_block = (WRITE_BLOCK / usize::from(width)) as u64;
+        let mut buf = Vec::with_capacity(WRITE_BLOCK);
+        let mut start = 0u64;
+        while start < size {
+            let end = (start + per_block).min(size);
+            buf.clear();
+            for idx in start..end {
+                let d = self.depth(idx).expect("depths kept");
+                if width == 1 {
+                    buf.push(d as u8);
+                } else {
+                    buf.extend_from_slice(&d.to_le_bytes());
+                }
+            }
+            sink(&buf)?;
+            start = end;
+        }
+        Ok(())
     }
 
     /// Stream the values, in index order, to `sink` in blocks, and count wins, draws, losses.

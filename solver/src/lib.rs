@@ -5,9 +5,12 @@
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod depth;
 pub mod level;
+pub mod plan;
 pub mod stats;
 pub mod sys;
+pub mod verify;
 
 pub use build::{build, BuildError, BuildOptions, LevelReport};
 pub use level::{LevelBuilder, LevelCounts, Progress, Silent};

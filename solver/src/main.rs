@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use awari_db::{Board, Levels, Rules};
 use awari_solver::build::{build, BuildOptions, LevelReport};
-use awari_solver::{stats, sys, Progress};
+use awari_solver::{plan, stats, sys, verify, Progress};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -47,6 +47,45 @@ enum Command {
         /// Memory the level in progress may use, e.g. 8G (default: what the machine has free).
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
+        /// Also write depth-to-conversion tables (level-NN.depth), which `awari-probe line` uses
+        /// to realise won positions and `verify` uses to prove the values.
+        #[arg(long)]
+        depth: bool,
+    },
+    /// Check every table: checksums, every entry recomputed from its children and, with
+    /// depth tables, that every win and loss is realised in finitely many plies.
+    Verify {
+        /// Database directory.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Levels to verify (default: every level present). Their lower levels must be present.
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// How many failing entries to print per level.
+        #[arg(long, default_value_t = 10)]
+        show: usize,
+    },
+    /// What building levels 0..N takes: memory, disk and time per level, and totals.
+    Plan {
+        /// Plan levels 0..N.
+        #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u32).range(0..=48))]
+        max_stones: u32,
+        /// Memory a level may use, e.g. 512G (default: what this machine has free).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
+        /// Cores to plan for (default: this machine's).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Build speed per thread, positions per second (default: measured by
+        /// scripts/bench.sh on levels 0..24 of the 2-core development machine).
+        #[arg(long, default_value_t = 2.0e6)]
+        rate_per_thread: f64,
+        /// Plan for depth tables too (`build --depth`).
+        #[arg(long)]
+        depth: bool,
     },
     /// The value histogram of a level.
     Stats {
@@ -147,12 +186,13 @@ fn print_row(r: &LevelReport) {
         _ => format!("{:>10} {:>7}", "-", "-"),
     };
     println!(
-        "{:>5} {:>15} {secs} {rate} {rss} {:>6.2}% {:>6.2}% {:>6.2}%",
+        "{:>5} {:>15} {secs} {rate} {rss} {:>6.2}% {:>6.2}% {:>6.2}% {:>9}",
         r.seeds,
         r.positions,
         pct(r.counts.wins),
         pct(r.counts.draws),
-        pct(r.counts.losses)
+        pct(r.counts.losses),
+        r.max_depth.map_or("-".to_string(), |d| d.to_string())
     );
 }
 
@@ -164,18 +204,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             rules,
             threads,
             memory,
+            depth,
         } => {
-            if let Some(t) = threads {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(t.max(1))
-                    .build_global()
-                    .context("cannot start the thread pool")?;
-            }
+            set_threads(threads)?;
             let opts = BuildOptions {
                 dir: db.clone(),
                 max_stones,
                 rules,
                 memory,
+                depth,
             };
             let bars = Bars {
                 bar: Mutex::new(None),
@@ -217,6 +254,37 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print_starts(&levels, max_stones)?;
             Ok(())
         }
+        Command::Verify {
+            db,
+            stones,
+            threads,
+            show,
+        } => {
+            set_threads(threads)?;
+            let bars = Bars {
+                bar: Mutex::new(None),
+                level: Mutex::new((0, 0)),
+            };
+            if !verify(db, stones, show, &bars)? {
+                anyhow::bail!("verification failed");
+            }
+            Ok(())
+        }
+        Command::Plan {
+            max_stones,
+            memory,
+            threads,
+            rate_per_thread,
+            depth,
+        } => {
+            let threads = threads.unwrap_or_else(rayon::current_num_threads);
+            let memory = memory.or_else(sys::memory_available);
+            print!(
+                "{}",
+                plan::render(max_stones, memory, threads, rate_per_thread, depth)
+            );
+            Ok(())
+        }
         Command::Stats {
             db,
             stones,
@@ -248,6 +316,71 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
+    if let Some(t) = threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .context("cannot start the thread pool")?;
+    }
+    Ok(())
+}
+
+fn verify(db: PathBuf, stones: Vec<u32>, show: usize, bars: &Bars) -> anyhow::Result<bool> {
+    let levels = Levels::open(&db, None)?;
+    let wanted: Vec<u32> = if stones.is_empty() {
+        levels.present().collect()
+    } else {
+        stones
+    };
+    if wanted.is_empty() {
+        anyhow::bail!("{} holds no levels to verify", db.display());
+    }
+    let mut all_ok = true;
+    let mut depth_everywhere = true;
+    for n in wanted {
+        bars.level(n, awari_db::level_size(n));
+        let v = verify::verify_level(&levels, n, show, bars)?;
+        if let Some(b) = bars.current() {
+            b.finish_and_clear();
+        }
+        depth_everywhere &= v.depth_checked;
+        if let Some(e) = &v.checksum {
+            println!("level {n:>2}: FAILED checksum: {e}");
+            all_ok = false;
+            continue;
+        }
+        if v.passed() {
+            println!(
+                "level {n:>2}: ok, {} entries recomputed from their children{}",
+                awari_db::level_size(n),
+                if v.depth_checked {
+                    ", depths well-founded"
+                } else {
+                    " (no depth table)"
+                }
+            );
+        } else {
+            all_ok = false;
+            println!("level {n:>2}: FAILED: {} entries wrong", v.failures);
+            for m in &v.examples {
+                println!(
+                    "  level {} index {} board {}: {}",
+                    m.level, m.index, m.board, m.what
+                );
+            }
+        }
+    }
+    if all_ok {
+        if depth_everywhere {
+            println!("verified: every value is the game value, given the move generator (see `verify` in the docs)");
+        } else {
+            println!("verified: values are consistent with their children; without depth tables this does not rule out wrong values on cycles (build with --depth for a proof)");
+        }
+    }
+    Ok(all_ok)
 }
 
 fn print_starts(levels: &Levels, max_stones: u32) -> anyhow::Result<()> {

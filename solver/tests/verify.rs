@@ -1,0 +1,191 @@
+//! `awari-solver verify`: passes on good databases with depth tables in every rule set, and
+//! fails — naming the level and a board — on a flipped byte, a changed value with a valid
+//! checksum, and a changed depth with a valid checksum. A build killed at 20 moments and
+//! resumed verifies and matches an uninterrupted build byte for byte.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use awari_db::{
+    depth_path, level_exists, level_path, write_table, Content, Expect, Header, Level, Rules, Table,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-verify-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn solver(args: &[&str], dir: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(dir)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn verify_passes_and_catches_corruption() {
+    for rules in Rules::ALL {
+        let dir = temp(&format!("ok-{rules}"));
+        let o = solver(
+            &[
+                "build",
+                "--max-stones",
+                "16",
+                "--depth",
+                "--rules",
+                rules.name(),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let o = solver(&["verify"], &dir);
+        let t = text(&o);
+        assert!(o.status.success(), "{rules}: {t}");
+        assert!(
+            t.contains("level 16: ok") && t.contains("depths well-founded"),
+            "{t}"
+        );
+        assert!(t.contains("every value is the game value"), "{t}");
+        if rules != Rules::Awari {
+            std::fs::remove_dir_all(&dir).unwrap();
+            continue;
+        }
+
+        // 1. A flipped data byte: the checksum fails.
+        let bad = temp("flip");
+        copy_db(&dir, &bad, 16);
+        let f = level_path(&bad, 12);
+        let mut bytes = std::fs::read(&f).unwrap();
+        bytes[64 + 777] ^= 0x04;
+        std::fs::write(&f, &bytes).unwrap();
+        let o = solver(&["verify", "--stones", "12"], &bad);
+        let t = text(&o);
+        assert!(!o.status.success());
+        assert!(
+            t.contains("level 12: FAILED checksum") && t.contains("level-12.values"),
+            "{t}"
+        );
+
+        // 2. A changed value with its checksum recomputed: recomputation fails at that board.
+        copy_db(&dir, &bad, 16);
+        let level = Level::new(12);
+        let table = open_values(&bad, 12);
+        let mut data = table.data().to_vec();
+        let idx = 123_456u64;
+        let board = level.unrank(idx);
+        data[idx as usize] = (data[idx as usize] as i8).wrapping_add(2) as u8;
+        drop(table);
+        write_table(
+            level_path(&bad, 12),
+            Header::values(Rules::Awari, 12),
+            &data,
+        )
+        .unwrap();
+        let o = solver(&["verify", "--stones", "12"], &bad);
+        let t = text(&o);
+        assert!(!o.status.success());
+        assert!(t.contains("level 12: FAILED"), "{t}");
+        assert!(
+            t.contains(&format!("board {board}:")),
+            "board {board} not named: {t}"
+        );
+
+        // 3. A depth changed consistently (checksum recomputed): a won position at depth > 0
+        //    claimed to convert at once.
+        copy_db(&dir, &bad, 16);
+        let values = open_values(&bad, 14);
+        let depth = Table::open(
+            depth_path(&bad, 14),
+            Expect {
+                content: Some(Content::Depth),
+                ..Expect::default()
+            },
+        )
+        .unwrap();
+        let idx = (0..values.header().entries)
+            .find(|&i| values.value(i) > 0 && depth.entry(i) >= 3)
+            .expect("a won position with depth >= 3");
+        let board = Level::new(14).unrank(idx);
+        assert_eq!(depth.header().entry_bytes, 1);
+        let mut d = depth.data().to_vec();
+        d[idx as usize] = 0;
+        drop(depth);
+        write_table(depth_path(&bad, 14), Header::depth(Rules::Awari, 14, 1), &d).unwrap();
+        let o = solver(&["verify", "--stones", "14"], &bad);
+        let t = text(&o);
+        assert!(!o.status.success());
+        assert!(t.contains("level 14: FAILED"), "{t}");
+        assert!(
+            t.contains(&format!("board {board}:")) && t.contains("depth"),
+            "{t}"
+        );
+        std::fs::remove_dir_all(&bad).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+fn open_values(dir: &Path, n: u32) -> Table {
+    Table::open(level_path(dir, n), Expect::default()).unwrap()
+}
+
+fn copy_db(from: &Path, to: &Path, max: u32) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for n in (0..=max).filter(|&n| level_exists(n)) {
+        std::fs::copy(level_path(from, n), level_path(to, n)).unwrap();
+        std::fs::copy(depth_path(from, n), depth_path(to, n)).unwrap();
+    }
+}
+
+#[test]
+fn twenty_kills_then_resume_verify_and_match() {
+    let max = "15";
+    let clean = temp("kill-clean");
+    let o = solver(&["build", "--max-stones", max, "--depth"], &clean);
+    assert!(o.status.success(), "{}", text(&o));
+    let killed = temp("kill-killed");
+    for trial in 0..20u64 {
+        let mut child = Command::new(BIN)
+            .args(["build", "--max-stones", max, "--depth", "--db"])
+            .arg(&killed)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // 50 ms, 100 ms, … : early kills land in small levels, later ones mid-level.
+        std::thread::sleep(Duration::from_millis(50 * (trial + 1)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    let o = solver(&["build", "--max-stones", max, "--depth"], &killed);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = solver(&["verify"], &killed);
+    assert!(o.status.success(), "{}", text(&o));
+    for n in (0..=15).filter(|&n| level_exists(n)) {
+        for p in [level_path, depth_path] {
+            assert!(
+                std::fs::read(p(&clean, n)).unwrap() == std::fs::read(p(&killed, n)).unwrap(),
+                "level {n} differs after kills"
+            );
+        }
+    }
+    for d in [clean, killed] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
