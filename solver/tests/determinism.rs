@@ -26,6 +26,7 @@ fn build_with_threads(dir: &Path, threads: usize, rules: Rules, max: u32) {
             max_stones: max,
             rules,
             memory: None,
+            depth: false,
         };
         build(&opts, &Silent, |_| {}).unwrap();
     });

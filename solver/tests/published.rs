@@ -21,6 +21,7 @@ fn lincke_histograms_and_vu_example() {
         max_stones: 16,
         rules: Rules::Awari,
         memory: None,
+        depth: false,
     };
     let (levels, reports) = build(&opts, &Silent, |_| {}).unwrap();
     assert_eq!(reports.len(), 17);
