@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# See the 2002 result for yourself: build (or reuse) the database to MAX seeds with depth
+# tables, verify every table, print the value of every start position with k seeds per pit
+# within reach together with a perfect line, and — below 48 — what the full solve would need.
+#
+# Usage: scripts/check-draw.sh [MAX=24]        DB=dir (default ./awari-db), RULES=awari
+set -euo pipefail
+MAX=${1:-24}
+DB=${DB:-awari-db}
+RULES=${RULES:-awari}
+cd "$(dirname "$0")/.."
+cargo build --release -q -p awari-solver -p awari-probe
+SOLVER=target/release/awari-solver
+PROBE=target/release/awari-probe
+
+echo "== 1. build levels 0..$MAX of $DB with depth tables ($RULES rules)"
+"$SOLVER" build --db "$DB" --max-stones "$MAX" --rules "$RULES" --depth | tee /tmp/check-draw-build.$$
+RATE=$(awk '/^total:/ { for (i = 1; i <= NF; i++) if ($i == "positions/s);") { gsub(/\(/, "", $(i-1)); print $(i-1) } }' /tmp/check-draw-build.$$)
+rm -f /tmp/check-draw-build.$$
+
+echo
+echo "== 2. verify every level (checksums, every entry from its children, depths well-founded)"
+"$SOLVER" verify --db "$DB"
+
+echo
+echo "== 3. start positions within reach"
+for k in 1 2 3 4; do
+  [ $((12 * k)) -le "$MAX" ] || break
+  board="$k $k $k $k $k $k $k $k $k $k $k $k"
+  echo "-- $k seed(s) per pit: $board"
+  "$PROBE" show --db "$DB" $board | grep -E '^(value|score):'
+  "$PROBE" line --db "$DB" $board | tail -n +5
+done
+
+if [ "$MAX" -lt 48 ]; then
+  echo
+  echo "== 4. what building all 48 seeds would take on this machine"
+  THREADS=$(nproc)
+  if [ -n "$RATE" ] && awk -v r="$RATE" 'BEGIN { exit !(r > 0) }'; then
+    PER_THREAD=$(awk -v r="$RATE" -v t="$THREADS" 'BEGIN { printf "%.0f", r / t }')
+    echo "(speed measured by the build above: $RATE positions/s on $THREADS threads, with depth tables)"
+  else
+    PER_THREAD=2000000
+    echo "(no level was built just now; assuming 2.0M positions/s per thread, the scripts/bench.sh figure)"
+  fi
+  "$SOLVER" plan --max-stones 48 --depth --threads "$THREADS" --rate-per-thread "$PER_THREAD"
+  echo "Not started: the levels marked 'no' do not fit this machine's memory with the in-memory builder."
+fi
