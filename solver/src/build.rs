@@ -102,19 +102,11 @@ pub fn count_values(table: &Table) -> LevelCounts {
         .map(|c| {
             let mut k = LevelCounts::default();
             for &b in c {
-                match (b as i8).signum() {
-                    1 => k.wins += 1,
-                    0 => k.draws += 1,
-                    _ => k.losses += 1,
-                }
+                k.add(b as i8);
             }
             k
         })
-        .reduce(LevelCounts::default, |a, b| LevelCounts {
-            wins: a.wins + b.wins,
-            draws: a.draws + b.draws,
-            losses: a.losses + b.losses,
-        })
+        .reduce(LevelCounts::default, LevelCounts::merge)
 }
 
 /// Build every missing level `0..=max_stones` of `opts.dir` (skipping 47). Levels already

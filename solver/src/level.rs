@@ -36,11 +36,9 @@ use awari_db::{successor, Board, Level, Levels, Outcome, Rules};
 use rayon::prelude::*;
 
 const SETTLED: u16 = 0x8000;
-const NO_EXIT: i8 = i8::MIN;
+pub(crate) const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item.
 const CHUNK: usize = 1 << 14;
-/// Settled positions whose predecessors are updated together (see `expand`).
-const BATCH: usize = 24;
 
 /// More waves in one step than a depth entry can count (never seen; reported, not clipped).
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +108,27 @@ pub struct LevelCounts {
     pub draws: u64,
     /// Positions lost by the side to move.
     pub losses: u64,
+}
+
+impl LevelCounts {
+    /// Count one value.
+    #[inline]
+    pub fn add(&mut self, v: i8) {
+        match v.signum() {
+            1 => self.wins += 1,
+            0 => self.draws += 1,
+            _ => self.losses += 1,
+        }
+    }
+
+    /// The sum of two counts.
+    pub fn merge(self, o: LevelCounts) -> LevelCounts {
+        LevelCounts {
+            wins: self.wins + o.wins,
+            draws: self.draws + o.draws,
+            losses: self.losses + o.losses,
+        }
+    }
 }
 
 /// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the depth
@@ -222,16 +241,8 @@ impl<'a> LevelBuilder<'a> {
     }
 
     fn compute_exits(&self, progress: &dyn Progress) {
-        let n = self.level.seeds();
         progress.phase("exits", self.level.size());
-        let tables: Vec<Option<(&[u8], Level)>> = (0..=n)
-            .map(|s| {
-                self.lower
-                    .get(s)
-                    .filter(|_| s + 2 <= n)
-                    .map(|t| (t.data(), Level::new(s)))
-            })
-            .collect();
+        let lookup = ExitLookup::new(self.level.seeds(), self.rules, self.lower);
         self.state
             .words()
             .par_chunks(CHUNK)
@@ -239,44 +250,10 @@ impl<'a> LevelBuilder<'a> {
             .for_each(|(c, words)| {
                 let start = (c * CHUNK) as u64;
                 let mut boards = self.level.boards(start..start + words.len() as u64);
-                // Positions go in blocks: first every move of the block is generated and its
-                // capture lookups listed, then the lookups are made back to back, so the
-                // processor overlaps their cache misses in the lower levels.
-                const BLOCK: usize = 64;
-                let mut lookups: Vec<(u16, i8, &[u8], u64)> = Vec::with_capacity(BLOCK * 6);
-                let mut pending = [0u16; BLOCK];
-                for block in words.chunks(BLOCK) {
-                    lookups.clear();
-                    for (j, board) in boards.by_ref().take(block.len()).enumerate() {
-                        pending[j] = match board.outcome(self.rules) {
-                            Outcome::Terminal(v) => unsettled(v, 0),
-                            Outcome::Moves(moves) => {
-                                let mut quiet = 0u8;
-                                for m in moves.iter() {
-                                    if m.captures == 0 {
-                                        quiet += 1;
-                                    } else {
-                                        let s = n - u32::from(m.captures);
-                                        let (data, lvl) = tables[s as usize]
-                                            .expect("lower level checked in new()");
-                                        let i = lvl.rank(&m.child).expect("children are indexed");
-                                        lookups.push((j as u16, m.captures as i8, data, i));
-                                    }
-                                }
-                                unsettled(NO_EXIT, quiet)
-                            }
-                        };
-                    }
-                    for &(j, captures, data, i) in &lookups {
-                        let w = pending[usize::from(j)];
-                        let v = captures - data[i as usize] as i8;
-                        if v > exit_of(w) {
-                            pending[usize::from(j)] = (w & 0xff00) | u16::from(v as u8);
-                        }
-                    }
-                    for (word, &w) in block.iter().zip(&pending) {
-                        word.store(w, Relaxed);
-                    }
+                let mut exits = vec![(0i8, 0u8); words.len()];
+                lookup.fill(&mut boards, &mut exits);
+                for (word, &(exit, quiet)) in words.iter().zip(&exits) {
+                    word.store(unsettled(exit, quiet), Relaxed);
                 }
                 progress.advance(words.len() as u64);
             });
@@ -327,17 +304,9 @@ impl<'a> LevelBuilder<'a> {
                 if seeds.is_empty() {
                     return;
                 }
-                let mut stack = self.seed_boards(start, &seeds);
-                let mut count = seeds.len() as u64;
-                let mut batch = Vec::with_capacity(BATCH);
-                while !stack.is_empty() {
-                    let k = stack.len().saturating_sub(BATCH);
-                    batch.clear();
-                    batch.extend(stack.drain(k..));
-                    let before = stack.len();
-                    self.expand(i, &batch, &mut stack, 0);
-                    count += (stack.len() - before) as u64;
-                }
+                let mut stack = seed_boards(&self.level, start, &seeds);
+                let count =
+                    seeds.len() as u64 + propagate(self, &self.level, self.rules, i, &mut stack);
                 progress.advance(count);
             });
     }
@@ -353,7 +322,7 @@ impl<'a> LevelBuilder<'a> {
             .flat_map_iter(|(c, words)| {
                 let start = (c * CHUNK) as u64;
                 let seeds = self.seed_chunk(i, start, words);
-                self.seed_boards(start, &seeds)
+                seed_boards(&self.level, start, &seeds)
             })
             .collect();
         let mut wave: u16 = 0;
@@ -368,7 +337,11 @@ impl<'a> LevelBuilder<'a> {
             frontier = frontier
                 .par_chunks(BATCH)
                 .fold(Vec::new, |mut out, batch| {
-                    self.expand(i, batch, &mut out, next);
+                    expand(self, &self.level, self.rules, i, batch, &mut out, |q| {
+                        if let Some(d) = &self.depth {
+                            d[q as usize].store(next, Relaxed);
+                        }
+                    });
                     out
                 })
                 .reduce(Vec::new, |mut a, mut b| {
@@ -380,60 +353,6 @@ impl<'a> LevelBuilder<'a> {
             }
         }
         Ok(wave)
-    }
-
-    /// The boards of the seeds (offsets, in increasing order, in the chunk starting at
-    /// `start`), with their flags: each found by stepping from the previous one when it is
-    /// near (a step costs about a tenth of an unrank), else by unranking.
-    fn seed_boards(&self, start: u64, seeds: &[(u32, bool)]) -> Vec<(Board, bool)> {
-        const NEAR: u32 = 8;
-        let mut out: Vec<(Board, bool)> = Vec::with_capacity(seeds.len());
-        let mut prev: Option<(u32, Board)> = None;
-        for &(k, win) in seeds {
-            let board = match prev {
-                Some((at, mut b)) if k - at <= NEAR => {
-                    for _ in at..k {
-                        b = successor(&b).expect("seed inside the level");
-                    }
-                    b
-                }
-                _ => self.level.unrank(start + u64::from(k)),
-            };
-            prev = Some((k, board));
-            out.push((board, win));
-        }
-        out
-    }
-
-    /// Apply step `i` to the predecessors of a batch of positions just settled (`true`: won
-    /// by i, `false`: lost by i), pushing every position this settles onto `out` and, when
-    /// depths are kept, recording `wave` as its depth.
-    ///
-    /// The predecessors' words are first read with plain loads, which the processor overlaps,
-    /// so the compare-and-swaps that follow find them in cache.
-    fn expand(&self, i: i8, batch: &[(Board, bool)], out: &mut Vec<(Board, bool)>, wave: u16) {
-        let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
-        for &(board, win) in batch {
-            board.for_each_predecessor(self.rules, |pred, _| {
-                if let Some(q) = self.level.rank(&pred) {
-                    preds.push((q, pred, win));
-                }
-            });
-        }
-        let words = self.state.words();
-        let mut touch = 0u16;
-        for &(q, _, _) in &preds {
-            touch |= words[q as usize].load(Relaxed);
-        }
-        std::hint::black_box(touch);
-        for &(q, pred, win) in &preds {
-            if self.update_predecessor(q, i, win) {
-                if let Some(d) = &self.depth {
-                    d[q as usize].store(wave, Relaxed);
-                }
-                out.push((pred, !win));
-            }
-        }
     }
 
     /// Apply to predecessor `q` the news that one of its children was settled at step `i`
@@ -533,24 +452,180 @@ impl<'a> LevelBuilder<'a> {
                     for (j, x) in o.iter_mut().enumerate() {
                         let v = self.value((base + k * CHUNK + j) as u64);
                         *x = v as u8;
-                        match v.signum() {
-                            1 => c.wins += 1,
-                            0 => c.draws += 1,
-                            _ => c.losses += 1,
-                        }
+                        c.add(v);
                     }
                     c
                 })
-                .reduce(LevelCounts::default, |a, b| LevelCounts {
-                    wins: a.wins + b.wins,
-                    draws: a.draws + b.draws,
-                    losses: a.losses + b.losses,
-                });
-            counts.wins += c.wins;
-            counts.draws += c.draws;
-            counts.losses += c.losses;
+                .reduce(LevelCounts::default, LevelCounts::merge);
+            counts = counts.merge(c);
             sink(out)?;
         }
         Ok(counts)
+    }
+}
+
+impl Settle for LevelBuilder<'_> {
+    #[inline]
+    fn touch(&self, q: u64) -> u64 {
+        u64::from(self.state.words()[q as usize].load(Relaxed))
+    }
+
+    #[inline]
+    fn update(&self, q: u64, i: i8, child_won: bool) -> bool {
+        self.update_predecessor(q, i, child_won)
+    }
+}
+
+/// The per-position state a settling step updates, whatever its representation.
+pub(crate) trait Settle: Sync {
+    /// Read the memory holding `q`'s state (to bring it into cache before updating it).
+    fn touch(&self, q: u64) -> u64;
+    /// Apply to `q` the news that a child was settled at step `i` (`child_won`: the child is a
+    /// win by i for its mover). Returns whether this settled `q`.
+    fn update(&self, q: u64, i: i8, child_won: bool) -> bool;
+}
+
+/// Settled positions whose predecessors are updated together (see [`expand`]).
+pub(crate) const BATCH: usize = 24;
+
+/// Apply step `i` to the predecessors of a batch of positions just settled (`true`: won
+/// by i, `false`: lost by i), pushing every position this settles onto `out` and calling
+/// `on_settled` with its index.
+///
+/// The predecessors' states are first read with plain loads, which the processor overlaps,
+/// so the compare-and-swaps that follow find them in cache.
+pub(crate) fn expand<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    i: i8,
+    batch: &[(Board, bool)],
+    out: &mut Vec<(Board, bool)>,
+    mut on_settled: impl FnMut(u64),
+) {
+    let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
+    for &(board, win) in batch {
+        board.for_each_predecessor(rules, |pred, _| {
+            if let Some(q) = level.rank(&pred) {
+                preds.push((q, pred, win));
+            }
+        });
+    }
+    let mut touch = 0u64;
+    for &(q, _, _) in &preds {
+        touch |= state.touch(q);
+    }
+    std::hint::black_box(touch);
+    for &(q, pred, win) in &preds {
+        if state.update(q, i, win) {
+            on_settled(q);
+            out.push((pred, !win));
+        }
+    }
+}
+
+/// Settle, depth first, everything that follows at step `i` from the settled positions on
+/// `stack`. Returns how many positions it settled.
+pub(crate) fn propagate<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    i: i8,
+    stack: &mut Vec<(Board, bool)>,
+) -> u64 {
+    let mut count = 0u64;
+    let mut batch = Vec::with_capacity(BATCH);
+    while !stack.is_empty() {
+        let k = stack.len().saturating_sub(BATCH);
+        batch.clear();
+        batch.extend(stack.drain(k..));
+        let before = stack.len();
+        expand(state, level, rules, i, &batch, stack, |_| {});
+        count += (stack.len() - before) as u64;
+    }
+    count
+}
+
+/// The boards of the seeds (offsets, in increasing order, in the chunk starting at `start`),
+/// with their flags: each found by stepping from the previous one when it is near (a step
+/// costs about a tenth of an unrank), else by unranking.
+pub(crate) fn seed_boards(level: &Level, start: u64, seeds: &[(u32, bool)]) -> Vec<(Board, bool)> {
+    const NEAR: u32 = 8;
+    let mut out: Vec<(Board, bool)> = Vec::with_capacity(seeds.len());
+    let mut prev: Option<(u32, Board)> = None;
+    for &(k, win) in seeds {
+        let board = match prev {
+            Some((at, mut b)) if k - at <= NEAR => {
+                for _ in at..k {
+                    b = successor(&b).expect("seed inside the level");
+                }
+                b
+            }
+            _ => level.unrank(start + u64::from(k)),
+        };
+        prev = Some((k, board));
+        out.push((board, win));
+    }
+    out
+}
+
+/// Exit values and non-capturing move counts, from the finished lower levels.
+pub(crate) struct ExitLookup<'a> {
+    n: u32,
+    rules: Rules,
+    tables: Vec<Option<(&'a [u8], Level)>>,
+}
+
+impl<'a> ExitLookup<'a> {
+    /// For level `n`; levels n−2 … n−15 must be in `lower`.
+    pub(crate) fn new(n: u32, rules: Rules, lower: &'a Levels) -> ExitLookup<'a> {
+        let tables = (0..=n)
+            .map(|s| {
+                lower
+                    .get(s)
+                    .filter(|_| s + 2 <= n)
+                    .map(|t| (t.data(), Level::new(s)))
+            })
+            .collect();
+        ExitLookup { n, rules, tables }
+    }
+
+    /// For each board `boards` yields (as many as `out` holds): its exit value — the best
+    /// `captures − value(child)` over capturing moves, the terminal value of a finished game,
+    /// or −128 when it has no capturing move — and its number of non-capturing moves.
+    ///
+    /// Positions go in blocks: first every move of the block is generated and its capture
+    /// lookups listed, then the lookups are made back to back, so the processor overlaps
+    /// their cache misses in the lower levels.
+    pub(crate) fn fill(&self, boards: &mut impl Iterator<Item = Board>, out: &mut [(i8, u8)]) {
+        const BLOCK: usize = 64;
+        let mut lookups: Vec<(u16, i8, &[u8], u64)> = Vec::with_capacity(BLOCK * 6);
+        for block in out.chunks_mut(BLOCK) {
+            lookups.clear();
+            for (j, board) in boards.by_ref().take(block.len()).enumerate() {
+                block[j] = match board.outcome(self.rules) {
+                    Outcome::Terminal(v) => (v, 0),
+                    Outcome::Moves(moves) => {
+                        let mut quiet = 0u8;
+                        for m in moves.iter() {
+                            if m.captures == 0 {
+                                quiet += 1;
+                            } else {
+                                let s = self.n - u32::from(m.captures);
+                                let (data, lvl) =
+                                    self.tables[s as usize].expect("lower level present");
+                                let i = lvl.rank(&m.child).expect("children are indexed");
+                                lookups.push((j as u16, m.captures as i8, data, i));
+                            }
+                        }
+                        (NO_EXIT, quiet)
+                    }
+                };
+            }
+            for &(j, captures, data, i) in &lookups {
+                let e = &mut block[usize::from(j)].0;
+                *e = (*e).max(captures - data[i as usize] as i8);
+            }
+        }
     }
 }
