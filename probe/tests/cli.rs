@@ -31,6 +31,7 @@ fn db(rules: Rules) -> &'static Path {
                     rules: r,
                     memory: None,
                     depth: true,
+                    mode: Default::default(),
                 };
                 build(&opts, &Silent, |_| {}).unwrap();
                 dir

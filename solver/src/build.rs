@@ -11,6 +11,7 @@ use awari_db::{
 use rayon::prelude::*;
 
 use crate::level::{memory_needed, LevelBuilder, LevelCounts, Progress};
+use crate::lowmem::{self, LowMemoryBuilder};
 use crate::sys;
 
 /// Why a build stopped.
@@ -19,6 +20,16 @@ pub enum BuildError {
     /// A database directory problem (wrong rule set, unreadable table).
     #[error(transparent)]
     Db(#[from] DbError),
+    /// Depth tables were asked for a level that only the low-memory algorithm could build.
+    #[error("level {level}: depth tables need the in-memory builder ({} of memory) but only {} may be used; build without --depth or with more memory", sys::human(*needed), sys::human(*available))]
+    DepthNeedsMemory {
+        /// The level.
+        level: u32,
+        /// Bytes the in-memory builder with depths needs.
+        needed: u64,
+        /// Bytes allowed.
+        available: u64,
+    },
     /// A depth exceeded what a depth table can hold.
     #[error(transparent)]
     Depth(#[from] crate::level::DepthOverflow),
@@ -75,6 +86,20 @@ pub struct BuildOptions {
     pub memory: Option<u64>,
     /// Also write depth-to-conversion tables (see [`crate::depth`]).
     pub depth: bool,
+    /// Which level algorithm to use.
+    pub mode: Mode,
+}
+
+/// The level algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// In memory when the level fits the memory budget, else low-memory.
+    #[default]
+    Auto,
+    /// 2 bytes of RAM per position (8 with depth tables): the fastest.
+    InMemory,
+    /// 0.67 bytes of RAM per position, exits and values streamed from disk (see [`crate::lowmem`]).
+    LowMemory,
 }
 
 /// One line of the build summary.
@@ -92,6 +117,8 @@ pub struct LevelReport {
     pub peak_rss: Option<u64>,
     /// The largest depth to conversion in the level, when depth tables are kept.
     pub max_depth: Option<u16>,
+    /// The algorithm that built it (`None` when kept).
+    pub mode: Option<Mode>,
 }
 
 /// Count wins, draws and losses in a values table (in parallel).
@@ -150,16 +177,20 @@ pub fn build(
                 counts: count_values(t),
                 peak_rss: None,
                 max_depth,
+                mode: None,
             };
             on_level(&r);
             reports.push(r);
             continue;
         }
-        check_resources(&opts.dir, n, opts.memory, opts.depth)?;
+        let mode = choose_mode(&opts.dir, n, opts)?;
         sys::reset_peak_rss();
         let start = Instant::now();
         progress.level(n, level_size(n));
-        let built = build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?;
+        let built = match mode {
+            Mode::LowMemory => build_level_low_memory(&opts.dir, n, opts.rules, &levels, progress)?,
+            _ => build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?,
+        };
         let seconds = start.elapsed().as_secs_f64();
         let expect = |content| Expect {
             rules: Some(opts.rules),
@@ -180,6 +211,7 @@ pub fn build(
             counts: built.counts,
             peak_rss: sys::peak_rss(),
             max_depth: built.max_depth,
+            mode: Some(mode),
         };
         on_level(&r);
         reports.push(r);
@@ -240,25 +272,69 @@ pub fn build_level(
     Ok(BuiltLevel { counts, max_depth })
 }
 
-fn check_resources(
+/// Solve level `n` with the low-memory algorithm and write it atomically into `dir`.
+pub fn build_level_low_memory(
     dir: &Path,
     n: u32,
-    memory: Option<u64>,
-    keep_depth: bool,
-) -> Result<(), BuildError> {
-    let needed = memory_needed(n, keep_depth);
-    if let Some(available) = memory.or_else(sys::memory_available) {
-        if needed > available {
-            return Err(BuildError::Memory {
-                level: n,
-                positions: level_size(n),
-                needed,
-                available,
-            });
-        }
+    rules: Rules,
+    lower: &Levels,
+    progress: &dyn Progress,
+) -> Result<BuiltLevel, BuildError> {
+    let builder = LowMemoryBuilder::new(dir, n, rules, lower)?;
+    builder.solve(progress)?;
+    progress.phase("write", level_size(n));
+    let mut w = TableWriter::create(level_path(dir, n), Header::values(rules, n))?;
+    let counts = builder.write_values(|d| {
+        progress.advance(d.len() as u64);
+        w.write(d)
+    })?;
+    drop(builder);
+    w.finish()?;
+    Ok(BuiltLevel {
+        counts,
+        max_depth: None,
+    })
+}
+
+/// Pick the algorithm for level `n` and check that memory and disk suffice for it.
+fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildError> {
+    let budget = opts.memory.or_else(sys::memory_available);
+    let in_memory = memory_needed(n, opts.depth);
+    let low = lowmem::memory_needed(n, rayon::current_num_threads());
+    let fits = |need: u64| budget.is_none_or(|b| need <= b);
+    let mode = match opts.mode {
+        Mode::InMemory => Mode::InMemory,
+        Mode::LowMemory => Mode::LowMemory,
+        Mode::Auto if fits(in_memory) => Mode::InMemory,
+        Mode::Auto => Mode::LowMemory,
+    };
+    if mode == Mode::LowMemory && opts.depth {
+        return Err(BuildError::DepthNeedsMemory {
+            level: n,
+            needed: in_memory,
+            available: budget.unwrap_or(0),
+        });
     }
-    let depth_bytes = if keep_depth { 2 * level_size(n) } else { 0 };
-    let disk = level_size(n) + depth_bytes + 2 * awari_db::table::HEADER_LEN as u64;
+    let needed = if mode == Mode::InMemory {
+        in_memory
+    } else {
+        low
+    };
+    if !fits(needed) {
+        return Err(BuildError::Memory {
+            level: n,
+            positions: level_size(n),
+            needed,
+            available: budget.unwrap_or(0),
+        });
+    }
+    let depth_bytes = if opts.depth { 2 * level_size(n) } else { 0 };
+    let work = if mode == Mode::LowMemory {
+        lowmem::disk_needed(n)
+    } else {
+        0
+    };
+    let disk = level_size(n) + depth_bytes + work + 2 * awari_db::table::HEADER_LEN as u64;
     if let Some(free) = sys::disk_free(dir) {
         if disk > free {
             return Err(BuildError::Disk {
@@ -269,5 +345,5 @@ fn check_resources(
             });
         }
     }
-    Ok(())
+    Ok(mode)
 }

@@ -137,7 +137,7 @@ impl LevelCounts {
 pub fn memory_needed(n: u32, keep_depth: bool) -> u64 {
     let size = awari_db::level_size(n);
     let per_position = if keep_depth { 2 + 2 + 4 } else { 2 };
-    per_position * size + WRITE_BLOCK as u64
+    per_position * size + size.min(WRITE_BLOCK as u64)
 }
 
 const WRITE_BLOCK: usize = 16 << 20;

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod depth;
 pub mod level;
+pub mod lowmem;
 pub mod plan;
 pub mod stats;
 pub mod sys;

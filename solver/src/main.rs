@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use awari_db::{Board, Levels, Rules};
-use awari_solver::build::{build, BuildOptions, LevelReport};
+use awari_solver::build::{build, BuildOptions, LevelReport, Mode};
 use awari_solver::{plan, stats, sys, verify, Progress};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -26,6 +26,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    Auto,
+    Memory,
+    LowMemory,
 }
 
 #[derive(Subcommand)]
@@ -51,6 +58,11 @@ enum Command {
         /// to realise won positions and `verify` uses to prove the values.
         #[arg(long)]
         depth: bool,
+        /// Level algorithm: `memory` (2 bytes of RAM per position, fastest), `low-memory`
+        /// (0.67 bytes per position, exits and values streamed from disk), or `auto`
+        /// (in memory when the level fits --memory, else low-memory). Same tables either way.
+        #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
+        mode: ModeArg,
     },
     /// Check every table: checksums, every entry recomputed from its children and, with
     /// depth tables, that every win and loss is realised in finitely many plies.
@@ -186,13 +198,18 @@ fn print_row(r: &LevelReport) {
         _ => format!("{:>10} {:>7}", "-", "-"),
     };
     println!(
-        "{:>5} {:>15} {secs} {rate} {rss} {:>6.2}% {:>6.2}% {:>6.2}% {:>9}",
+        "{:>5} {:>15} {secs} {rate} {rss} {:>6.2}% {:>6.2}% {:>6.2}% {:>9} {}",
         r.seeds,
         r.positions,
         pct(r.counts.wins),
         pct(r.counts.draws),
         pct(r.counts.losses),
-        r.max_depth.map_or("-".to_string(), |d| d.to_string())
+        r.max_depth.map_or("-".to_string(), |d| d.to_string()),
+        match r.mode {
+            Some(Mode::LowMemory) => "low-memory",
+            Some(_) => "memory",
+            None => "-",
+        }
     );
 }
 
@@ -205,6 +222,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             threads,
             memory,
             depth,
+            mode,
         } => {
             set_threads(threads)?;
             let opts = BuildOptions {
@@ -213,6 +231,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 rules,
                 memory,
                 depth,
+                mode: match mode {
+                    ModeArg::Auto => Mode::Auto,
+                    ModeArg::Memory => Mode::InMemory,
+                    ModeArg::LowMemory => Mode::LowMemory,
+                },
             };
             let bars = Bars {
                 bar: Mutex::new(None),

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use awari_db::{level_exists, level_path, Rules};
-use awari_solver::build::{build, BuildOptions};
+use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
 
 fn temp(name: &str) -> PathBuf {
@@ -16,6 +16,10 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn build_with_threads(dir: &Path, threads: usize, rules: Rules, max: u32) {
+    build_mode(dir, threads, rules, max, Mode::InMemory);
+}
+
+fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -27,6 +31,7 @@ fn build_with_threads(dir: &Path, threads: usize, rules: Rules, max: u32) {
             rules,
             memory: None,
             depth: false,
+            mode,
         };
         build(&opts, &Silent, |_| {}).unwrap();
     });
@@ -98,4 +103,72 @@ fn killed_build_resumes_to_the_same_bytes() {
     for d in [clean, killed] {
         std::fs::remove_dir_all(d).unwrap();
     }
+}
+
+#[test]
+fn low_memory_mode_writes_the_same_bytes() {
+    for rules in Rules::ALL {
+        let mem = temp(&format!("mem-{rules}"));
+        let low1 = temp(&format!("low1-{rules}"));
+        let low2 = temp(&format!("low2-{rules}"));
+        build_mode(&mem, 2, rules, 14, Mode::InMemory);
+        build_mode(&low1, 1, rules, 14, Mode::LowMemory);
+        build_mode(&low2, 2, rules, 14, Mode::LowMemory);
+        assert_same(&mem, &low1, 14);
+        assert_same(&mem, &low2, 14);
+        // The work array is removed.
+        assert!(std::fs::read_dir(&low2).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("work")));
+        for d in [mem, low1, low2] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+    }
+}
+
+#[test]
+fn auto_mode_switches_to_low_memory_under_a_small_budget() {
+    let dir = temp("auto");
+    let opts = BuildOptions {
+        dir: dir.clone(),
+        max_stones: 14,
+        rules: Rules::Awari,
+        // With 2 threads: level 13 needs 7.4 MB in memory; level 14 needs 13.1 MB in memory
+        // but 7.6 MB in low-memory mode.
+        memory: Some(10 << 20),
+        depth: false,
+        mode: Mode::Auto,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let (_, reports) = pool.install(|| build(&opts, &Silent, |_| {})).unwrap();
+    let modes: Vec<_> = reports.iter().map(|r| r.mode).collect();
+    assert_eq!(modes[13], Some(Mode::InMemory));
+    assert_eq!(modes[14], Some(Mode::LowMemory));
+    // Too small for either: a clear error naming the level (level 10 needs 1.05 MB).
+    let small = temp("auto-small");
+    let err = pool
+        .install(|| {
+            build(
+                &BuildOptions {
+                    dir: small.clone(),
+                    memory: Some(1 << 20),
+                    ..opts.clone()
+                },
+                &Silent,
+                |_| {},
+            )
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("level 10 needs") && err.contains("memory"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&small).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -22,6 +22,7 @@ fn lincke_histograms_and_vu_example() {
         rules: Rules::Awari,
         memory: None,
         depth: false,
+        mode: Default::default(),
     };
     let (levels, reports) = build(&opts, &Silent, |_| {}).unwrap();
     assert_eq!(reports.len(), 17);

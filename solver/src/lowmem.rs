@@ -1,0 +1,314 @@
+//! The low-memory level algorithm: 5 bits of RAM per position (0.67 bytes), exits and values
+//! on disk, streamed.
+//!
+//! Every position's state is one of 20 codes, packed 12 to a 64-bit word (60 bits used):
+//!
+//! ```text
+//! code  0..13  unsettled: code = 2 × counter + exit_ok
+//!              counter  = non-capturing children not yet known to be wins (0..6)
+//!              exit_ok  = its exit value is ≤ −i at the current step i (a loss if counter hits 0)
+//! code 14, 15  settled at this step from its exit (win, loss), not yet propagated
+//! code 16, 17  settled at this step (win, loss), propagated, value not yet written
+//! code 18, 19  settled at an earlier step (win, loss), value on disk
+//! ```
+//!
+//! On disk, one byte per position (`level-NN.work.tmp`): the exit value while a position is
+//! unsettled, its final value once it is settled. Each step i = n … 1 makes
+//! 1. one streaming pass over the disk bytes, in parallel chunks: positions settled at step
+//!    i+1 get their value (±(i+1)) written in place of their exit; unsettled positions get
+//!    `exit_ok = exit ≤ −i`, and those whose exit decides them at step i become seeds;
+//! 2. one pass over the packed states in RAM: each chunk's seeds are propagated depth first
+//!    to their predecessors by un-moves, exactly as in the in-memory algorithm (the loss test
+//!    reads `exit_ok` instead of the exit), with compare-and-swap on the packed words.
+//!
+//! A final pass writes the table: the disk byte of settled positions, 0 for the others. Only
+//! the packed states are accessed at random; the disk bytes are read and written in order.
+//! Since each step settles the same sets as the in-memory algorithm, the table is the same,
+//! byte for byte (tested).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use awari_db::{level_size, Level, Levels, Rules, TableError};
+use rayon::prelude::*;
+
+use crate::level::{propagate, seed_boards, ExitLookup, LevelCounts, Progress, Settle, NO_EXIT};
+
+const PER_WORD: u64 = 12;
+const BITS: u32 = 5;
+const MASK: u64 = 31;
+const SEED_WIN: u64 = 14;
+const NEW_WIN: u64 = 16;
+const DONE_WIN: u64 = 18;
+/// Positions per streaming chunk (a multiple of 12, so chunks own whole words): 768 KiB on disk.
+const CHUNK: u64 = PER_WORD << 16;
+
+/// RAM the low-memory algorithm needs for level `n`: the packed states and, per thread, the
+/// buffers of one streaming chunk (3 bytes per position of the chunk at most).
+pub fn memory_needed(n: u32, threads: usize) -> u64 {
+    level_size(n).div_ceil(PER_WORD) * 8 + threads as u64 * 3 * CHUNK.min(level_size(n))
+}
+
+/// Disk the low-memory algorithm needs besides the table itself: the work array.
+pub fn disk_needed(n: u32) -> u64 {
+    level_size(n)
+}
+
+struct Packed {
+    words: Vec<AtomicU64>,
+}
+
+impl Packed {
+    #[inline]
+    fn get(&self, q: u64) -> u64 {
+        (self.words[(q / PER_WORD) as usize].load(Relaxed) >> (BITS as u64 * (q % PER_WORD))) & MASK
+    }
+
+    /// Replace the code of `q` by `f(code)` (None: leave it) atomically; returns the old code
+    /// and whether a change was made.
+    #[inline]
+    fn update(&self, q: u64, mut f: impl FnMut(u64) -> Option<u64>) -> (u64, bool) {
+        let word = &self.words[(q / PER_WORD) as usize];
+        let shift = BITS as u64 * (q % PER_WORD);
+        let mut w = word.load(Relaxed);
+        loop {
+            let code = (w >> shift) & MASK;
+            let Some(new) = f(code) else {
+                return (code, false);
+            };
+            let nw = (w & !(MASK << shift)) | (new << shift);
+            match word.compare_exchange_weak(w, nw, Relaxed, Relaxed) {
+                Ok(_) => return (code, true),
+                Err(now) => w = now,
+            }
+        }
+    }
+}
+
+impl Settle for Packed {
+    #[inline]
+    fn touch(&self, q: u64) -> u64 {
+        self.words[(q / PER_WORD) as usize].load(Relaxed)
+    }
+
+    #[inline]
+    fn update(&self, q: u64, _i: i8, child_won: bool) -> bool {
+        let mut settled = false;
+        self.update(q, |code| {
+            // Called again after a failed exchange: decide afresh from the current code.
+            settled = false;
+            if code >= SEED_WIN {
+                return None;
+            }
+            if !child_won {
+                settled = true;
+                return Some(NEW_WIN);
+            }
+            let (counter, exit_ok) = (code / 2, code % 2);
+            let left = counter - 1;
+            if left == 0 && exit_ok == 1 {
+                settled = true;
+                Some(NEW_WIN + 1)
+            } else {
+                Some(2 * left + exit_ok)
+            }
+        });
+        settled
+    }
+}
+
+/// Builds one level with the low-memory algorithm.
+pub struct LowMemoryBuilder<'a> {
+    level: Level,
+    rules: Rules,
+    lower: &'a Levels,
+    state: Packed,
+    work: File,
+    work_path: PathBuf,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
+    move |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl<'a> LowMemoryBuilder<'a> {
+    /// Prepare level `n`, with its work array in `dir`.
+    pub fn new(
+        dir: &Path,
+        n: u32,
+        rules: Rules,
+        lower: &'a Levels,
+    ) -> Result<Self, crate::build::BuildError> {
+        for k in 2..=n {
+            if awari_db::level_exists(n - k) {
+                lower.require(n - k)?;
+            }
+        }
+        let level = Level::new(n);
+        let mut words = Vec::new();
+        words.resize_with(level.size().div_ceil(PER_WORD) as usize, || {
+            AtomicU64::new(0)
+        });
+        let work_path = dir.join(format!("level-{n:02}.work.tmp"));
+        let work = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&work_path)
+            .map_err(io(&work_path))?;
+        work.set_len(level.size()).map_err(io(&work_path))?;
+        Ok(LowMemoryBuilder {
+            level,
+            rules,
+            lower,
+            state: Packed { words },
+            work,
+            work_path,
+        })
+    }
+
+    fn chunks(&self) -> impl ParallelIterator<Item = (u64, u64)> + '_ {
+        let size = self.level.size();
+        (0..size.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(move |c| (c * CHUNK, ((c + 1) * CHUNK).min(size)))
+    }
+
+    fn read(&self, start: u64, buf: &mut [u8]) -> Result<(), TableError> {
+        self.work
+            .read_exact_at(buf, start)
+            .map_err(io(&self.work_path))
+    }
+
+    fn write(&self, start: u64, buf: &[u8]) -> Result<(), TableError> {
+        self.work
+            .write_all_at(buf, start)
+            .map_err(io(&self.work_path))
+    }
+
+    /// Solve the level; then [`LowMemoryBuilder::write_values`] streams the table.
+    pub fn solve(&self, progress: &dyn Progress) -> Result<(), TableError> {
+        let n = self.level.seeds();
+        progress.phase("exits", self.level.size());
+        let lookup = ExitLookup::new(n, self.rules, self.lower);
+        self.chunks().try_for_each(|(start, end)| {
+            let len = (end - start) as usize;
+            let mut exits = vec![(0i8, 0u8); len];
+            lookup.fill(&mut self.level.boards(start..end), &mut exits);
+            let bytes: Vec<u8> = exits.iter().map(|&(e, _)| e as u8).collect();
+            // A chunk owns whole words: build each from its 12 codes (counter, exit_ok 0).
+            for (w, group) in exits.chunks(PER_WORD as usize).enumerate() {
+                let word = group
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |acc, (k, &(_, quiet))| {
+                        acc | (2 * u64::from(quiet)) << (BITS as u64 * k as u64)
+                    });
+                self.state.words[(start / PER_WORD) as usize + w].store(word, Relaxed);
+            }
+            progress.advance(len as u64);
+            self.write(start, &bytes)
+        })?;
+        progress.phase("settle", self.level.size());
+        for i in (1..=n as i8).rev() {
+            self.stream_step(Some(i))?;
+            self.chunks().for_each(|(start, end)| {
+                let mut seeds = Vec::new();
+                for q in start..end {
+                    let (code, changed) = self
+                        .state
+                        .update(q, |c| (c == SEED_WIN || c == SEED_WIN + 1).then_some(c + 2));
+                    if changed {
+                        seeds.push(((q - start) as u32, code == SEED_WIN));
+                    }
+                }
+                if seeds.is_empty() {
+                    return;
+                }
+                let mut stack = seed_boards(&self.level, start, &seeds);
+                let count = seeds.len() as u64
+                    + propagate(&self.state, &self.level, self.rules, i, &mut stack);
+                progress.advance(count);
+            });
+        }
+        self.stream_step(None)
+    }
+
+    /// The streaming pass before step `i` (or the last one, `None`, after step 1): write the
+    /// values of the positions the previous step settled, and mark step `i`'s seeds and
+    /// `exit_ok` bits.
+    fn stream_step(&self, i: Option<i8>) -> Result<(), TableError> {
+        let prev = i.map_or(1, |i| i + 1);
+        self.chunks().try_for_each(|(start, end)| {
+            let mut buf = vec![0u8; (end - start) as usize];
+            self.read(start, &mut buf)?;
+            let mut dirty = false;
+            for (k, byte) in buf.iter_mut().enumerate() {
+                let q = start + k as u64;
+                let code = self.state.get(q);
+                if code == NEW_WIN || code == NEW_WIN + 1 {
+                    let win = code == NEW_WIN;
+                    *byte = (if win { prev } else { -prev }) as u8;
+                    dirty = true;
+                    self.state
+                        .update(q, |_| Some(if win { DONE_WIN } else { DONE_WIN + 1 }));
+                } else if code < SEED_WIN {
+                    let Some(i) = i else { continue };
+                    let exit = *byte as i8;
+                    let counter = code / 2;
+                    let exit_ok = exit <= -i;
+                    let new = if exit >= i && exit != NO_EXIT {
+                        SEED_WIN
+                    } else if counter == 0 && exit_ok {
+                        SEED_WIN + 1
+                    } else {
+                        2 * counter + u64::from(exit_ok)
+                    };
+                    if new != code {
+                        self.state.update(q, |_| Some(new));
+                    }
+                }
+            }
+            if dirty {
+                self.write(start, &buf)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Stream the values, in index order, to `sink`, and count wins, draws and losses.
+    pub fn write_values(
+        &self,
+        mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
+    ) -> Result<LevelCounts, TableError> {
+        let size = self.level.size();
+        let mut counts = LevelCounts::default();
+        let mut start = 0;
+        while start < size {
+            let end = (start + CHUNK).min(size);
+            let mut buf = vec![0u8; (end - start) as usize];
+            self.read(start, &mut buf)?;
+            for (k, byte) in buf.iter_mut().enumerate() {
+                if self.state.get(start + k as u64) < SEED_WIN {
+                    *byte = 0; // never settled: an endless cycle, a draw
+                }
+                counts.add(*byte as i8);
+            }
+            sink(&buf)?;
+            start = end;
+        }
+        Ok(counts)
+    }
+}
+
+impl Drop for LowMemoryBuilder<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.work_path);
+    }
+}
