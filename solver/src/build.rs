@@ -119,6 +119,8 @@ pub struct LevelReport {
     pub max_depth: Option<u16>,
     /// The algorithm that built it (`None` when kept).
     pub mode: Option<Mode>,
+    /// Peak resident anonymous memory (heap and state, not mapped files) while building it.
+    pub peak_anon: Option<u64>,
 }
 
 /// Count wins, draws and losses in a values table (in parallel).
@@ -178,6 +180,7 @@ pub fn build(
                 peak_rss: None,
                 max_depth,
                 mode: None,
+                peak_anon: None,
             };
             on_level(&r);
             reports.push(r);
@@ -185,6 +188,7 @@ pub fn build(
         }
         let mode = choose_mode(&opts.dir, n, opts)?;
         sys::reset_peak_rss();
+        let sampler = sys::AnonPeak::start();
         let start = Instant::now();
         progress.level(n, level_size(n));
         let built = match mode {
@@ -212,6 +216,7 @@ pub fn build(
             peak_rss: sys::peak_rss(),
             max_depth: built.max_depth,
             mode: Some(mode),
+            peak_anon: sampler.finish(),
         };
         on_level(&r);
         reports.push(r);

@@ -249,30 +249,43 @@ impl<'a> LowMemoryBuilder<'a> {
             let mut buf = vec![0u8; (end - start) as usize];
             self.read(start, &mut buf)?;
             let mut dirty = false;
-            for (k, byte) in buf.iter_mut().enumerate() {
-                let q = start + k as u64;
-                let code = self.state.get(q);
-                if code == NEW_WIN || code == NEW_WIN + 1 {
-                    let win = code == NEW_WIN;
-                    *byte = (if win { prev } else { -prev }) as u8;
-                    dirty = true;
-                    self.state
-                        .update(q, |_| Some(if win { DONE_WIN } else { DONE_WIN + 1 }));
-                } else if code < SEED_WIN {
-                    let Some(i) = i else { continue };
-                    let exit = *byte as i8;
-                    let counter = code / 2;
-                    let exit_ok = exit <= -i;
-                    let new = if exit >= i && exit != NO_EXIT {
-                        SEED_WIN
-                    } else if counter == 0 && exit_ok {
-                        SEED_WIN + 1
+            // No propagation runs during this pass and a chunk owns whole words: each word is
+            // read once, its 12 codes rewritten, and stored once.
+            let first = (start / PER_WORD) as usize;
+            for (w, bytes) in buf.chunks_mut(PER_WORD as usize).enumerate() {
+                let word = &self.state.words[first + w];
+                let old = word.load(Relaxed);
+                let mut new = old;
+                for (k, byte) in bytes.iter_mut().enumerate() {
+                    let shift = BITS as u64 * k as u64;
+                    let code = (old >> shift) & MASK;
+                    let next = if code == NEW_WIN || code == NEW_WIN + 1 {
+                        let win = code == NEW_WIN;
+                        *byte = (if win { prev } else { -prev }) as u8;
+                        dirty = true;
+                        if win {
+                            DONE_WIN
+                        } else {
+                            DONE_WIN + 1
+                        }
+                    } else if let (true, Some(i)) = (code < SEED_WIN, i) {
+                        let exit = *byte as i8;
+                        let counter = code / 2;
+                        let exit_ok = exit <= -i;
+                        if exit >= i && exit != NO_EXIT {
+                            SEED_WIN
+                        } else if counter == 0 && exit_ok {
+                            SEED_WIN + 1
+                        } else {
+                            2 * counter + u64::from(exit_ok)
+                        }
                     } else {
-                        2 * counter + u64::from(exit_ok)
+                        code
                     };
-                    if new != code {
-                        self.state.update(q, |_| Some(new));
-                    }
+                    new = (new & !(MASK << shift)) | (next << shift);
+                }
+                if new != old {
+                    word.store(new, Relaxed);
                 }
             }
             if dirty {

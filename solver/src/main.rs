@@ -189,16 +189,17 @@ fn print_row(r: &LevelReport) {
         ),
         None => (format!("{:>8}", "kept"), format!("{:>12}", "-")),
     };
+    let per = |b: u64| b as f64 / r.positions.max(1) as f64;
     let rss = match (r.seconds, r.peak_rss) {
-        (Some(_), Some(b)) => format!(
-            "{:>10} {:>7.2}",
-            sys::human(b),
-            b as f64 / r.positions.max(1) as f64
-        ),
+        (Some(_), Some(b)) => format!("{:>10} {:>7.2}", sys::human(b), per(b)),
+        _ => format!("{:>10} {:>7}", "-", "-"),
+    };
+    let anon = match (r.seconds, r.peak_anon) {
+        (Some(_), Some(b)) => format!("{:>10} {:>7.2}", sys::human(b), per(b)),
         _ => format!("{:>10} {:>7}", "-", "-"),
     };
     println!(
-        "{:>5} {:>15} {secs} {rate} {rss} {:>6.2}% {:>6.2}% {:>6.2}% {:>9} {}",
+        "{:>5} {:>15} {secs} {rate} {rss} {anon} {:>6.2}% {:>6.2}% {:>6.2}% {:>9} {}",
         r.seeds,
         r.positions,
         pct(r.counts.wins),

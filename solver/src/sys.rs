@@ -30,6 +30,55 @@ pub fn peak_rss() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Resident anonymous memory of this process (`RssAnon`: the heap and anonymous maps, not the
+/// page cache of memory-mapped files), in bytes.
+pub fn anon_rss() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find(|l| l.starts_with("RssAnon:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Samples [`anon_rss`] every 20 ms on a background thread and keeps the largest value: the
+/// kernel keeps a peak only for the total RSS, which also counts mapped table files.
+pub struct AnonPeak {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl AnonPeak {
+    /// Start sampling.
+    pub fn start() -> AnonPeak {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut peak = anon_rss().unwrap_or(0);
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                peak = peak.max(anon_rss().unwrap_or(0));
+            }
+            peak
+        });
+        AnonPeak {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stop sampling and return the peak (`None` where `/proc` is unavailable).
+    pub fn finish(mut self) -> Option<u64> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let peak = self.handle.take()?.join().ok()?;
+        (peak > 0).then_some(peak)
+    }
+}
+
 /// Reset the peak RSS counter (Linux ≥ 4.0), so a level's peak can be measured on its own.
 pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
