@@ -5,6 +5,11 @@
 #
 # Usage: scripts/bench.sh [N=24] [M=N] [RULES=awari]
 #   BENCH_DIR=/path  where to build (default: a fresh temporary directory, removed afterwards)
+#   MEMORY=2G        memory budget for the all-cores build (levels that do not fit it take the
+#                    low-memory algorithm); MODE=memory|low-memory forces one algorithm
+#   REUSE=/db K      start the all-cores build from levels 0..K of an earlier database
+#                    (hard links), so only K+1..N are built and timed
+# M=0 skips the one-thread comparison.
 set -euo pipefail
 N=${1:-24}
 M=${2:-$N}
@@ -19,9 +24,22 @@ trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "== levels 0..$N, $RULES rules, all cores"
 rm -rf "$BASE/all"
-/usr/bin/time -f "process peak RSS %M KiB, wall %e s" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" | tee "$BASE/all.txt"
+mkdir -p "$BASE/all"
+if [ -n "${REUSE:-}" ]; then
+  set -- $REUSE
+  for k in $(seq 0 "$2"); do
+    f=$(printf "level-%02d.values" "$k")
+    if [ -f "$1/$f" ]; then ln "$1/$f" "$BASE/all/$f" 2>/dev/null || cp "$1/$f" "$BASE/all/$f"; fi
+  done
+  echo "(levels 0..$2 reused from $1)"
+fi
+EXTRA=()
+[ -n "${MEMORY:-}" ] && EXTRA+=(--memory "$MEMORY")
+[ -n "${MODE:-}" ] && EXTRA+=(--mode "$MODE")
+/usr/bin/time -f "process peak RSS %M KiB, wall %e s" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" "${EXTRA[@]}" | tee "$BASE/all.txt"
 T_ALL=$(awk -v m="$M" '$1 ~ /^[0-9]+$/ && $1 <= m && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/all.txt")
 
+[ "$M" -gt 0 ] || exit 0
 echo "== levels 0..$M, $RULES rules, 1 thread"
 rm -rf "$BASE/one"
 "$BIN" build --db "$BASE/one" --max-stones "$M" --rules "$RULES" --threads 1 | tee "$BASE/one.txt"

@@ -95,6 +95,10 @@ enum Command {
         /// scripts/bench.sh on levels 0..24 of the 2-core development machine).
         #[arg(long, default_value_t = 2.0e6)]
         rate_per_thread: f64,
+        /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
+        /// measured by scripts/bench-lowmem.sh on levels 27..28 here).
+        #[arg(long, default_value_t = 0.8)]
+        low_memory_ratio: f64,
         /// Plan for depth tables too (`build --depth`).
         #[arg(long)]
         depth: bool,
@@ -299,13 +303,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             memory,
             threads,
             rate_per_thread,
+            low_memory_ratio,
             depth,
         } => {
             let threads = threads.unwrap_or_else(rayon::current_num_threads);
             let memory = memory.or_else(sys::memory_available);
             print!(
                 "{}",
-                plan::render(max_stones, memory, threads, rate_per_thread, depth)
+                plan::render(
+                    max_stones,
+                    memory,
+                    threads,
+                    rate_per_thread,
+                    low_memory_ratio,
+                    depth
+                )
             );
             Ok(())
         }
