@@ -252,16 +252,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 rayon::current_num_threads()
             );
             println!(
-                "{:>5} {:>15} {:>8} {:>12} {:>10} {:>7} {:>7} {:>7} {:>7}",
+                "{:>5} {:>15} {:>8} {:>12} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} mode",
                 "level",
                 "positions",
                 "seconds",
                 "pos/s",
                 "peak RSS",
                 "B/pos",
+                "peak anon",
+                "B/pos",
                 "wins",
                 "draws",
-                "losses"
+                "losses",
+                "max depth"
             );
             let start = std::time::Instant::now();
             let (levels, reports) = build(&opts, &bars, |r| {
