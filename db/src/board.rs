@@ -82,17 +82,28 @@ impl Board {
         Board { pits }
     }
 
-    /// Parse 12 whitespace- or comma-separated numbers, or the word `start`.
+    /// Parse 12 whitespace- or comma-separated numbers, or the word `start`. Does not allocate
+    /// (batch lookups parse millions of lines).
     pub fn parse(text: &str) -> Result<Board, BoardError> {
         let text = text.trim();
         if text == "start" {
             return Ok(Board::START);
         }
-        let words: Vec<&str> = text
+        let mut pits = [0u8; PITS];
+        let mut count = 0usize;
+        for word in text
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|w| !w.is_empty())
-            .collect();
-        Board::parse_words(&words)
+        {
+            if count < PITS {
+                pits[count] = parse_pit(count, word)?;
+            }
+            count += 1;
+        }
+        if count != PITS {
+            return Err(BoardError::WrongPitCount { got: count });
+        }
+        Board::new(pits)
     }
 
     /// Parse a board given as separate words (command-line arguments).
@@ -108,17 +119,7 @@ impl Board {
         }
         let mut pits = [0u8; PITS];
         for (pit, (slot, word)) in pits.iter_mut().zip(words).enumerate() {
-            let word = word.as_ref().trim();
-            *slot = match word.parse::<u32>() {
-                Ok(v) if v <= MAX_SEEDS => v as u8,
-                Ok(v) => return Err(BoardError::TooManySeeds { got: v }),
-                Err(_) => {
-                    return Err(BoardError::BadNumber {
-                        pit,
-                        got: word.to_string(),
-                    })
-                }
-            };
+            *slot = parse_pit(pit, word.as_ref())?;
         }
         Board::new(pits)
     }
@@ -137,6 +138,19 @@ impl Board {
         }
         s.push_str("   (to move)\n           0   1   2   3   4   5\n");
         s
+    }
+}
+
+/// One pit count: a whole number 0..=48.
+fn parse_pit(pit: usize, word: &str) -> Result<u8, BoardError> {
+    let word = word.trim();
+    match word.parse::<u32>() {
+        Ok(v) if v <= MAX_SEEDS => Ok(v as u8),
+        Ok(v) => Err(BoardError::TooManySeeds { got: v }),
+        Err(_) => Err(BoardError::BadNumber {
+            pit,
+            got: word.to_string(),
+        }),
     }
 }
 

@@ -53,7 +53,11 @@ pub fn render(
             if first_unfit.is_none() {
                 first_unfit = Some(n);
             }
-            ("does not fit", if depth { in_memory } else { low }, f64::NAN)
+            (
+                "does not fit",
+                if depth { in_memory } else { low },
+                f64::NAN,
+            )
         };
         let disk = p * if depth { 3 } else { 1 } + 128;
         disk_total += disk;
@@ -65,7 +69,11 @@ pub fn render(
             "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>14}  {mode}\n",
             human(ram),
             human(disk),
-            if secs.is_finite() { duration(secs) } else { "-".into() },
+            if secs.is_finite() {
+                duration(secs)
+            } else {
+                "-".into()
+            },
             duration(secs_total),
         ));
     }
@@ -81,7 +89,11 @@ pub fn render(
         s.push_str(&format!(
             "levels from {n} do not fit in {}{}\n",
             memory.map_or("memory".into(), human),
-            if depth { " with depth tables, which need the in-memory builder" } else { "" }
+            if depth {
+                " with depth tables, which need the in-memory builder"
+            } else {
+                ""
+            }
         ));
     }
     s
