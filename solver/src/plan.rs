@@ -13,8 +13,8 @@ use crate::sys::human;
 /// the low-memory algorithm (0.67 bytes per position, plus a 1-byte-per-position work file);
 /// lower levels are read through the page cache; disk is 1 byte per position for values (+2
 /// for depths); time = positions / (threads × rate per thread), slowed by `low_ratio` for
-/// low-memory levels. The rates are measured by `scripts/bench.sh` on this machine's levels
-/// 0..28; larger levels run somewhat slower per position (more cache misses), so the times
+/// low-memory levels. The rates are measured by `scripts/bench.sh` on the development machine's
+/// levels 0..28; larger levels run somewhat slower per position (more cache misses), so the times
 /// are optimistic.
 pub fn render(
     max: u32,
