@@ -43,6 +43,9 @@ if [ "$MAX" -lt 48 ]; then
     PER_THREAD=2000000
     echo "(no level was built just now; assuming 2.0M positions/s per thread, the scripts/bench.sh figure)"
   fi
-  "$SOLVER" plan --max-stones 48 --depth --threads "$THREADS" --rate-per-thread "$PER_THREAD"
-  echo "Not started: the levels marked 'no' do not fit this machine's memory with the in-memory builder."
+  echo "-- values only (levels that do not fit in memory use the low-memory builder):"
+  "$SOLVER" plan --max-stones 48 --threads "$THREADS" --rate-per-thread "$PER_THREAD"
+  echo "-- with depth tables (in-memory builder only):"
+  "$SOLVER" plan --max-stones 48 --depth --threads "$THREADS" --rate-per-thread "$PER_THREAD" | tail -n 2
+  echo "Not started: levels marked 'does not fit' cannot be built in this machine's memory."
 fi
