@@ -77,25 +77,13 @@ fn exhaustive_round_trips_levels_0_to_10() {
         let full = all_boards(n) - level.size();
         let mut seen_full = 0;
         let mut pits = [0u8; 12];
-        enumerate(&mut pits, 0, n, &mut |b| {
+        common::for_all_boards(&mut pits, 0, n, &mut |b| {
             if b.opponent_row_full() {
                 assert_eq!(level.rank(&b), None);
                 seen_full += 1;
             }
         });
         assert_eq!(seen_full, full);
-    }
-}
-
-fn enumerate(pits: &mut [u8; 12], i: usize, left: u32, f: &mut impl FnMut(Board)) {
-    if i == 11 {
-        pits[11] = left as u8;
-        f(Board::from_pits(*pits));
-        return;
-    }
-    for v in 0..=left {
-        pits[i] = v as u8;
-        enumerate(pits, i + 1, left - v, f);
     }
 }
 

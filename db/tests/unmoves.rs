@@ -1,6 +1,8 @@
 //! Un-moves against moves: every child's predecessors are exactly the boards that reach it
 //! by a legal non-capturing move, for all three rule sets.
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 
 use awari_db::SplitMix64 as Rng;
@@ -15,7 +17,7 @@ fn exhaustive_levels_0_to_9() {
             // boards with a full opponent row are parents too).
             let mut forward: HashMap<Board, HashSet<(Board, u8)>> = HashMap::new();
             let mut pits = [0u8; 12];
-            all_boards(&mut pits, 0, n, &mut |parent| {
+            common::for_all_boards(&mut pits, 0, n, &mut |parent| {
                 for m in parent.legal_moves(rules).iter() {
                     if m.captures == 0 {
                         assert_eq!(m.child.seeds(), n);
@@ -33,18 +35,6 @@ fn exhaustive_levels_0_to_9() {
             }
             assert!(forward.is_empty());
         }
-    }
-}
-
-fn all_boards(pits: &mut [u8; 12], i: usize, left: u32, f: &mut impl FnMut(Board)) {
-    if i == 11 {
-        pits[11] = left as u8;
-        f(Board::from_pits(*pits));
-        return;
-    }
-    for v in 0..=left {
-        pits[i] = v as u8;
-        all_boards(pits, i + 1, left - v, f);
     }
 }
 

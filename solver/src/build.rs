@@ -267,14 +267,27 @@ pub fn build_level(
         w.finish()?;
         max_depth = Some(deepest);
     }
+    let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
+    Ok(BuiltLevel { counts, max_depth })
+}
+
+/// Write the values table of level `n` atomically, from a builder's `write_values`.
+fn write_values_table(
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+    progress: &dyn Progress,
+    write_values: impl FnOnce(
+        &mut dyn FnMut(&[u8]) -> Result<(), TableError>,
+    ) -> Result<LevelCounts, TableError>,
+) -> Result<LevelCounts, BuildError> {
     let mut w = TableWriter::create(level_path(dir, n), Header::values(rules, n))?;
-    let counts = builder.write_values(|d| {
+    let counts = write_values(&mut |d: &[u8]| {
         progress.advance(d.len() as u64);
         w.write(d)
     })?;
-    drop(builder);
     w.finish()?;
-    Ok(BuiltLevel { counts, max_depth })
+    Ok(counts)
 }
 
 /// Solve level `n` with the low-memory algorithm and write it atomically into `dir`.
@@ -288,13 +301,7 @@ pub fn build_level_low_memory(
     let builder = LowMemoryBuilder::new(dir, n, rules, lower)?;
     builder.solve(progress)?;
     progress.phase("write", level_size(n));
-    let mut w = TableWriter::create(level_path(dir, n), Header::values(rules, n))?;
-    let counts = builder.write_values(|d| {
-        progress.advance(d.len() as u64);
-        w.write(d)
-    })?;
-    drop(builder);
-    w.finish()?;
+    let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
     Ok(BuiltLevel {
         counts,
         max_depth: None,

@@ -17,12 +17,12 @@ fn meminfo_kib(key: &str) -> Option<u64> {
         .ok()
 }
 
-/// Peak resident set size of this process since the last [`reset_peak_rss`], in bytes.
-pub fn peak_rss() -> Option<u64> {
+/// A `KEY: N kB` field of `/proc/self/status`, in bytes.
+fn status_bytes(key: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib: u64 = text
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
+        .find(|l| l.starts_with(key))?
         .split_whitespace()
         .nth(1)?
         .parse()
@@ -30,18 +30,15 @@ pub fn peak_rss() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Peak resident set size of this process since the last [`reset_peak_rss`], in bytes.
+pub fn peak_rss() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
 /// Resident anonymous memory of this process (`RssAnon`: the heap and anonymous maps, not the
 /// page cache of memory-mapped files), in bytes.
 pub fn anon_rss() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: u64 = text
-        .lines()
-        .find(|l| l.starts_with("RssAnon:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
+    status_bytes("RssAnon:")
 }
 
 /// Samples [`anon_rss`] every 20 ms on a background thread and keeps the largest value: the
