@@ -28,7 +28,14 @@
 //!    are settled is the attractor of the step, a set fixed by the game.
 //! 3. What is never settled lies on endless cycles and is worth 0.
 //!
-//! Memory: 2 bytes per position of the level, plus the lower levels through the page cache.
+//! With depth tables, step 2 runs in breadth-first waves instead (the seeds, then what they
+//! settle, and so on) and each position's wave is recorded as its depth (see [`crate::depth`]).
+//!
+//! Memory: 2 bytes per position of the level (plus 2 for depths and the wave frontier when
+//! depth tables are kept), plus the lower levels through the page cache.
+//!
+//! Setting the environment variable `AWARI_TIMINGS` prints each level's exits and settling
+//! times on stderr (for profiling).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
