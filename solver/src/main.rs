@@ -96,8 +96,8 @@ enum Command {
         #[arg(long, default_value_t = 2.0e6)]
         rate_per_thread: f64,
         /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
-        /// measured on levels 27..28 of the 2-core development machine, `MEMORY=2G
-        /// scripts/bench.sh 28 0` against `MODE=memory scripts/bench.sh 28 0`).
+        /// measured on levels 25..28 of the 2-core development machine with scripts/bench.sh,
+        /// MODE=low-memory against MODE=memory).
         #[arg(long, default_value_t = 0.76)]
         low_memory_ratio: f64,
         /// Plan for depth tables too (`build --depth`).
