@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::board::{Board, MAX_SEEDS};
 use crate::error::TableError;
-use crate::index::{level_size, Level};
+use crate::index::Level;
 use crate::moves::{Move, Outcome};
 use crate::rules::Rules;
 use crate::table::{Content, Expect, Table};
@@ -260,10 +260,5 @@ impl Levels {
             .stored_value(&m.child)?
             .expect("the child of a move has an empty pit in its opponent row");
         Ok(m.captures as i8 - v)
-    }
-
-    /// Total bytes of the data of levels `0..=max` (for planning).
-    pub fn bytes_through(max: u32) -> u64 {
-        (0..=max).filter(|&s| level_exists(s)).map(level_size).sum()
     }
 }

@@ -171,18 +171,21 @@ pub fn check_playable(board: &Board) -> Result<(), String> {
     Ok(())
 }
 
+/// A seed count for people: whole, or with `.5` when an odd number of seeds was divided.
+pub fn seeds_text(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
 /// The final score in words: the split of the seeds left given the value, plus what each side
 /// already captured (`captured` = mover's, opponent's).
 pub fn score_in_words(seeds: u32, value: i8, captured: Option<(u32, u32)>) -> String {
     let mover = (f64::from(seeds) + f64::from(value)) / 2.0;
     let other = f64::from(seeds) - mover;
-    let fmt = |x: f64| {
-        if x.fract() == 0.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x:.1}")
-        }
-    };
+    let fmt = seeds_text;
     let mut s = format!(
         "South (to move) captures {} of the {seeds} seeds left, North {}",
         fmt(mover),

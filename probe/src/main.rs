@@ -211,13 +211,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     p.board
                 );
             }
-            let fmt = |x: f64| {
-                if x.fract() == 0.0 {
-                    format!("{x:.0}")
-                } else {
-                    format!("{x:.1}")
-                }
-            };
+            let fmt = awari_probe::seeds_text;
             match line.end {
                 LineEnd::Terminal | LineEnd::Repetition => println!(
                     "result: South {} - North {} of the {} seeds ({}){}",

@@ -322,48 +322,33 @@ fn fails(args: &[&str], code: i32, needle: &str) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `fails` for a command on a board written as one string of numbers.
+fn fails_board(command: &str, d: &str, board: &str, code: i32, needle: &str) {
+    let mut args = vec![command, "--db", d];
+    args.extend(board.split(' '));
+    fails(&args, code, needle);
+}
+
 #[test]
 fn errors_a_user_will_make() {
     let d = path_str(db(Rules::Awari));
-    fails(&["show", "--db", d, "1", "2", "3"], 2, "12 pits, got 3");
-    fails(
-        &[
-            "show", "--db", d, "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "-1",
-        ],
-        2,
-        "'-1'",
-    );
-    fails(
-        &[
-            "show", "--db", d, "47", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
-        ],
-        2,
-        "47 seeds",
-    );
-    fails(
-        &[
-            "show", "--db", d, "40", "9", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
-        ],
-        2,
-        "49 seeds",
-    );
-    fails(
-        &[
-            "show", "--db", d, "x", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
-        ],
-        2,
-        "'x'",
-    );
-    fails(
-        &[
-            "show", "--db", d, "2", "2", "2", "2", "2", "2", "2", "2", "2", "2", "2", "2",
-        ],
+    fails_board("show", d, "1 2 3", 2, "12 pits, got 3");
+    fails_board("show", d, "0 0 0 0 0 0 0 0 0 0 0 -1", 2, "'-1'");
+    fails_board("show", d, "47 0 0 0 0 0 0 0 0 0 0 0", 2, "47 seeds");
+    fails_board("show", d, "40 9 0 0 0 0 0 0 0 0 0 0", 2, "49 seeds");
+    fails_board("show", d, "x 0 0 0 0 0 0 0 0 0 0 0", 2, "'x'");
+    fails_board(
+        "show",
+        d,
+        "2 2 2 2 2 2 2 2 2 2 2 2",
         1,
         "level 24 is missing",
     );
     fails(&["line", "--db", d, "start"], 1, "level 48 is missing");
-    fails(
-        &["show", "--db", d, "--rules", "grand-slam", "start"],
+    fails_board(
+        "show",
+        d,
+        "--rules grand-slam start",
         1,
         "expected grand-slam",
     );

@@ -247,23 +247,27 @@ impl<'a> LevelBuilder<'a> {
         Ok(deepest)
     }
 
-    fn compute_exits(&self, progress: &dyn Progress) {
-        progress.phase("exits", self.level.size());
-        let lookup = ExitLookup::new(self.level.seeds(), self.rules, self.lower);
+    /// The state words in parallel work items, each with the index of its first position.
+    fn chunks(&self) -> impl IndexedParallelIterator<Item = (u64, &[AtomicU16])> {
         self.state
             .words()
             .par_chunks(CHUNK)
             .enumerate()
-            .for_each(|(c, words)| {
-                let start = (c * CHUNK) as u64;
-                let mut boards = self.level.boards(start..start + words.len() as u64);
-                let mut exits = vec![(0i8, 0u8); words.len()];
-                lookup.fill(&mut boards, &mut exits);
-                for (word, &(exit, quiet)) in words.iter().zip(&exits) {
-                    word.store(unsettled(exit, quiet), Relaxed);
-                }
-                progress.advance(words.len() as u64);
-            });
+            .map(|(c, words)| ((c * CHUNK) as u64, words))
+    }
+
+    fn compute_exits(&self, progress: &dyn Progress) {
+        progress.phase("exits", self.level.size());
+        let lookup = ExitLookup::new(self.level.seeds(), self.rules, self.lower);
+        self.chunks().for_each(|(start, words)| {
+            let mut boards = self.level.boards(start..start + words.len() as u64);
+            let mut exits = vec![(0i8, 0u8); words.len()];
+            lookup.fill(&mut boards, &mut exits);
+            for (word, &(exit, quiet)) in words.iter().zip(&exits) {
+                word.store(unsettled(exit, quiet), Relaxed);
+            }
+            progress.advance(words.len() as u64);
+        });
     }
 
     /// Scan for the positions that step `i` settles from their exits alone, settle them, and
@@ -301,33 +305,24 @@ impl<'a> LevelBuilder<'a> {
 
     /// Step `i`, depth first: each chunk's seeds are propagated at once (least memory).
     fn settle_step(&self, i: i8, progress: &dyn Progress) {
-        self.state
-            .words()
-            .par_chunks(CHUNK)
-            .enumerate()
-            .for_each(|(c, words)| {
-                let start = (c * CHUNK) as u64;
-                let seeds = self.seed_chunk(i, start, words);
-                if seeds.is_empty() {
-                    return;
-                }
-                let mut stack = seed_boards(&self.level, start, &seeds);
-                let count =
-                    seeds.len() as u64 + propagate(self, &self.level, self.rules, i, &mut stack);
-                progress.advance(count);
-            });
+        self.chunks().for_each(|(start, words)| {
+            let seeds = self.seed_chunk(i, start, words);
+            if seeds.is_empty() {
+                return;
+            }
+            let mut stack = seed_boards(&self.level, start, &seeds);
+            let count =
+                seeds.len() as u64 + propagate(self, &self.level, self.rules, i, &mut stack);
+            progress.advance(count);
+        });
     }
 
     /// Step `i`, breadth first: wave 0 is the seeds, wave k+1 what wave k settles; a position's
     /// wave is its depth to conversion (see [`crate::depth`]). Returns the deepest wave.
     fn settle_step_waves(&self, i: i8, progress: &dyn Progress) -> Result<u16, DepthOverflow> {
         let mut frontier: Vec<(Board, bool)> = self
-            .state
-            .words()
-            .par_chunks(CHUNK)
-            .enumerate()
-            .flat_map_iter(|(c, words)| {
-                let start = (c * CHUNK) as u64;
+            .chunks()
+            .flat_map_iter(|(start, words)| {
                 let seeds = self.seed_chunk(i, start, words);
                 seed_boards(&self.level, start, &seeds)
             })
