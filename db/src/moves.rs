@@ -302,6 +302,73 @@ impl Board {
         }
     }
 
+    /// Every parent that reaches `self` by a capturing move taking exactly `captures` seeds:
+    /// each `(parent, pit)` such that `pit` is a legal move of `parent` that captures
+    /// `captures` seeds and leads to `self`. The parent has `self.seeds() + captures` seeds.
+    ///
+    /// Un-capturing: rotate back to the side that moved; the capture emptied a run of
+    /// opponent pits ending where the last seed fell, each of which held 2 or 3 after sowing,
+    /// and stopped below the run at a pit holding neither (or at the mover's row). So for every
+    /// run of empty opponent pits whose lower neighbour holds neither 2 nor 3, and every way to
+    /// refill the run with 2s and 3s totalling `captures`, un-sow from every empty pit of the
+    /// mover's row with every seed count whose last seed falls at the top of the run.
+    ///
+    /// ```text
+    ///   opponent pit           6  7  8  9 10 11
+    ///   sown (before capture)  1  3  2  0  4  0     last seed in pit 8: 2 + 3 captured
+    ///   after capture          1  0  0  0  4  0     (the child, rotated back)
+    /// ```
+    ///
+    /// A capture is legal exactly when it leaves the opponent a seed (`awari`, `abapa`: the
+    /// child's mover row is non-empty) or always (`grand-slam`, where a grand slam leaves a
+    /// terminal child); the parent is then never terminal. Parents are returned whether or
+    /// not they are indexed (filter with [`crate::Level::rank`]); each at most once per pit.
+    pub fn for_each_uncapture(&self, rules: Rules, captures: u8, mut f: impl FnMut(Board, u8)) {
+        let c = usize::from(captures);
+        if c < 2 || self.seeds() as usize + c > crate::MAX_SEEDS as usize {
+            return;
+        }
+        if rules != Rules::GrandSlam && self.mover_seeds() == 0 {
+            return;
+        }
+        let a = self.rotated().pits();
+        if a[..6].iter().all(|&p| p != 0) {
+            return; // the pit played is always empty afterwards
+        }
+        let (shortest, longest) = (c.div_ceil(3), c / 2);
+        for last in 6..PITS {
+            for len in 1..=(last - 5) {
+                let low = last + 1 - len;
+                if a[low] != 0 || len > longest {
+                    break;
+                }
+                if len < shortest || (low > 6 && (a[low - 1] == 2 || a[low - 1] == 3)) {
+                    continue;
+                }
+                let threes = (c - 2 * len) as u32;
+                for mask in 0u32..(1 << len) {
+                    if mask.count_ones() != threes {
+                        continue;
+                    }
+                    let mut sown = a;
+                    for k in 0..len {
+                        sown[low + k] = 2 + ((mask >> k) & 1) as u8;
+                    }
+                    for h in (0..6).filter(|&h| a[h] == 0) {
+                        unsow_to(&sown, h, last, |parent| f(parent, h as u8));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The un-captures as a vector (see [`Board::for_each_uncapture`]).
+    pub fn uncaptures(&self, rules: Rules, captures: u8) -> Vec<(Board, u8)> {
+        let mut v = Vec::new();
+        self.for_each_uncapture(rules, captures, |b, h| v.push((b, h)));
+        v
+    }
+
     /// The predecessors as a vector (see [`Board::for_each_predecessor`]).
     pub fn predecessors(&self, rules: Rules) -> Vec<(Board, u8)> {
         let mut v = Vec::new();
@@ -319,4 +386,23 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
     // Pits 6..=j were not reached by the capture, nor were the pits after `last`.
     let before = if j >= 6 { &a[6..=j] } else { &a[6..6] };
     before.iter().all(|&p| p == 0) && a[last + 1..].iter().all(|&p| p == 0)
+}
+
+/// Un-sow the sown board `sown` from the empty origin pit `h` for every seed count whose last
+/// seed falls in pit `last`, calling `f` with each parent.
+#[inline]
+fn unsow_to(sown: &[u8; PITS], h: usize, last: usize, mut f: impl FnMut(Board)) {
+    let mut rem = *sown;
+    for s in 1..=crate::MAX_SEEDS as usize {
+        let pos = (h + (s - 1) % 11 + 1) % PITS;
+        if rem[pos] == 0 {
+            return;
+        }
+        rem[pos] -= 1;
+        if pos == last {
+            let mut parent = rem;
+            parent[h] = s as u8;
+            f(Board::from_pits(parent));
+        }
+    }
 }

@@ -1,0 +1,114 @@
+//! Un-captures against moves: for every capture amount, a board's un-captures are exactly the
+//! boards that reach it by a legal move capturing that many seeds, for all three rule sets.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+
+use awari_db::SplitMix64 as Rng;
+use awari_db::{Board, Rules};
+
+type Parents = HashSet<(Board, u8)>;
+
+/// Forward: every board of at most `max` seeds, indexed or not, and each of its capturing
+/// moves, keyed by (child, captures).
+fn capturing_moves(rules: Rules, max: u32) -> HashMap<(Board, u8), Parents> {
+    let mut forward: HashMap<(Board, u8), Parents> = HashMap::new();
+    for n in 0..=max {
+        let mut pits = [0u8; 12];
+        common::for_all_boards(&mut pits, 0, n, &mut |parent| {
+            for m in parent.legal_moves(rules).iter() {
+                if m.captures > 0 {
+                    assert_eq!(m.child.seeds() + u32::from(m.captures), n);
+                    forward
+                        .entry((m.child, m.captures))
+                        .or_default()
+                        .insert((parent, m.pit));
+                }
+            }
+        });
+    }
+    forward
+}
+
+#[test]
+fn exhaustive_up_to_13_seeds() {
+    // Parents of up to 13 seeds: children of up to 11 seeds, captures 2..=13.
+    const MAX: u32 = 13;
+    for rules in Rules::ALL {
+        let mut forward = capturing_moves(rules, MAX);
+        let total: usize = forward.values().map(HashSet::len).sum();
+        assert!(total > 1_000_000, "{rules}: only {total} capturing moves");
+        for m in 0..=MAX - 2 {
+            let mut pits = [0u8; 12];
+            common::for_all_boards(&mut pits, 0, m, &mut |child| {
+                for c in 2..=(MAX - m) as u8 {
+                    let found = child.uncaptures(rules, c);
+                    let set: Parents = found.iter().copied().collect();
+                    assert_eq!(set.len(), found.len(), "{rules}: duplicates for {child} c={c}");
+                    let want = forward.remove(&(child, c)).unwrap_or_default();
+                    assert_eq!(set, want, "{rules}: un-captures of {child} taking {c}");
+                }
+            });
+        }
+        assert!(forward.is_empty(), "{rules}: capturing moves never found");
+    }
+}
+
+#[test]
+fn random_boards_up_to_48() {
+    let mut rng = Rng(4811);
+    let mut found = 0usize;
+    for rules in Rules::ALL {
+        for _ in 0..200_000 / 3 {
+            let n = 1 + rng.below(48) as u32;
+            let board = rng.board(n);
+            // Complete: every capturing move of the board is found from its child.
+            for m in board.legal_moves(rules).iter().filter(|m| m.captures > 0) {
+                assert!(
+                    m.child
+                        .uncaptures(rules, m.captures)
+                        .contains(&(board, m.pit)),
+                    "{rules}: {board} pit {} (captures {}) not found from {}",
+                    m.pit,
+                    m.captures,
+                    m.child
+                );
+                found += 1;
+            }
+            // Sound: each un-capture of the board really captures into it.
+            for c in 2..=(48 - n).min(18) as u8 {
+                for (parent, pit) in board.uncaptures(rules, c) {
+                    let moves = parent.legal_moves(rules);
+                    let m = moves.get(usize::from(pit)).unwrap_or_else(|| {
+                        panic!("{rules}: {parent} pit {pit} not legal (child {board})")
+                    });
+                    assert_eq!((m.captures, m.child), (c, board), "{rules}: {parent}");
+                    found += 1;
+                }
+            }
+        }
+    }
+    assert!(found > 100_000, "only {found} captures checked");
+}
+
+/// The one rule the un-capture generator owns on its own: a capture stops below the run at a
+/// pit holding neither 2 nor 3. A hand case: sowing 2 seeds from pit 5 into pits 6 and 7.
+#[test]
+fn capture_run_stops_at_first_pit_not_two_or_three() {
+    // Parent: pit 5 holds 2; pits 6 and 7 hold 1 and 2, sown to 2 and 3: captures 5.
+    let parent = Board::from_pits([1, 0, 0, 0, 0, 2, 1, 2, 0, 0, 0, 4]);
+    let m = *parent.legal_moves(Rules::Awari).get(5).expect("legal");
+    assert_eq!(m.captures, 5);
+    assert!(m.child.uncaptures(Rules::Awari, 5).contains(&(parent, 5)));
+    // The board where only pit 7's 3 is gone and pit 6 still holds its 2 is no child of that
+    // parent: the capture would not have stopped above the 2.
+    let not_child = Board::from_pits([2, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(not_child.rotated().pits(), [1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4]);
+    assert!(!not_child.uncaptures(Rules::Awari, 3).contains(&(parent, 5)));
+    // Without the 2 below (pit 6 sown to 1), the 3 alone is captured.
+    let parent1 = Board::from_pits([1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0, 4]);
+    let m1 = *parent1.legal_moves(Rules::Awari).get(5).expect("legal");
+    assert_eq!(m1.captures, 3);
+    assert!(m1.child.uncaptures(Rules::Awari, 3).contains(&(parent1, 5)));
+}
