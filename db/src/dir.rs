@@ -204,6 +204,14 @@ impl Levels {
         (0..=MAX_SEEDS).filter(|&s| self.get(s).is_some())
     }
 
+    /// Advise the kernel how every table (values and depths) will be read (see
+    /// [`Table::advise`]).
+    pub fn advise(&self, access: crate::Access) {
+        for t in self.tables.iter().chain(&self.depths).flatten() {
+            t.advise(access);
+        }
+    }
+
     /// Add (or replace) a level, e.g. one the builder just wrote.
     pub fn insert(&mut self, table: Table) {
         let s = table.header().seeds as usize;

@@ -275,7 +275,35 @@ fn map_file(path: &Path, file: &File, len: u64) -> Result<Option<Mmap>, TableErr
     Ok(Some(map))
 }
 
+/// How a table's pages are about to be read, told to the kernel (`madvise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// The kernel's default: read around each page fault.
+    Normal,
+    /// Scattered lookups (the probe, `verify`): read only the page that faulted, not the
+    /// 128 KiB around it, which would mostly be wasted.
+    Random,
+    /// One pass in index order (the builder's exits): read far ahead, drop pages behind.
+    Sequential,
+}
+
 impl Table {
+    /// Advise the kernel how the data will be read. Only advice: where it is not supported
+    /// the table reads the same, so failures are ignored.
+    pub fn advise(&self, access: Access) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let advice = match access {
+                Access::Normal => memmap2::Advice::Normal,
+                Access::Random => memmap2::Advice::Random,
+                Access::Sequential => memmap2::Advice::Sequential,
+            };
+            let _ = map.advise(advice);
+        }
+        #[cfg(not(unix))]
+        let _ = access;
+    }
+
     /// Open a table file written by this library, checking its header against `expect` and
     /// its length against the header.
     pub fn open(path: impl AsRef<Path>, expect: Expect) -> Result<Table, TableError> {

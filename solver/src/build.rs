@@ -10,6 +10,7 @@ use awari_db::{
 };
 use rayon::prelude::*;
 
+use crate::exits::ExitsStats;
 use crate::level::{memory_needed, LevelBuilder, LevelCounts, Progress};
 use crate::lowmem::{self, LowMemoryBuilder};
 use crate::sys;
@@ -121,6 +122,9 @@ pub struct LevelReport {
     pub mode: Option<Mode>,
     /// Peak resident anonymous memory (heap and state, not mapped files) while building it.
     pub peak_anon: Option<u64>,
+    /// What its exits phase cost: time, and bytes read from the lower levels (`None` when
+    /// kept).
+    pub exits: Option<ExitsStats>,
 }
 
 /// Count wins, draws and losses in a values table (in parallel).
@@ -181,6 +185,7 @@ pub fn build(
                 max_depth,
                 mode: None,
                 peak_anon: None,
+                exits: None,
             };
             on_level(&r);
             reports.push(r);
@@ -192,7 +197,11 @@ pub fn build(
         let start = Instant::now();
         progress.level(n, level_size(n));
         let built = match mode {
-            Mode::LowMemory => build_level_low_memory(&opts.dir, n, opts.rules, &levels, progress)?,
+            Mode::LowMemory => {
+                let budget = opts.memory.or_else(sys::memory_available);
+                let bucket = lowmem::exit_bucket(n, rayon::current_num_threads(), budget);
+                build_level_low_memory(&opts.dir, n, opts.rules, &levels, bucket, progress)?
+            }
             _ => build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?,
         };
         let seconds = start.elapsed().as_secs_f64();
@@ -217,6 +226,7 @@ pub fn build(
             max_depth: built.max_depth,
             mode: Some(mode),
             peak_anon: sampler.finish(),
+            exits: Some(built.exits),
         };
         on_level(&r);
         reports.push(r);
@@ -231,6 +241,8 @@ pub struct BuiltLevel {
     pub counts: LevelCounts,
     /// The largest depth, when depth tables were written.
     pub max_depth: Option<u16>,
+    /// What the exits phase cost.
+    pub exits: ExitsStats,
 }
 
 fn max_entry(t: &Table) -> impl Fn(&[u8]) -> u16 + Sync + '_ {
@@ -257,7 +269,7 @@ pub fn build_level(
     progress: &dyn Progress,
 ) -> Result<BuiltLevel, BuildError> {
     let builder = LevelBuilder::new(n, rules, lower, keep_depth)?;
-    let deepest = builder.solve(progress)?;
+    let (deepest, exits) = builder.solve(progress)?;
     progress.phase("write", level_size(n));
     let mut max_depth = None;
     if keep_depth {
@@ -268,7 +280,11 @@ pub fn build_level(
         max_depth = Some(deepest);
     }
     let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
-    Ok(BuiltLevel { counts, max_depth })
+    Ok(BuiltLevel {
+        counts,
+        max_depth,
+        exits,
+    })
 }
 
 /// Write the values table of level `n` atomically, from a builder's `write_values`.
@@ -290,21 +306,24 @@ fn write_values_table(
     Ok(counts)
 }
 
-/// Solve level `n` with the low-memory algorithm and write it atomically into `dir`.
+/// Solve level `n` with the low-memory algorithm, its exits in buckets of `bucket` positions
+/// (see [`lowmem::exit_bucket`]), and write it atomically into `dir`.
 pub fn build_level_low_memory(
     dir: &Path,
     n: u32,
     rules: Rules,
     lower: &Levels,
+    bucket: u64,
     progress: &dyn Progress,
 ) -> Result<BuiltLevel, BuildError> {
-    let builder = LowMemoryBuilder::new(dir, n, rules, lower)?;
-    builder.solve(progress)?;
+    let builder = LowMemoryBuilder::new(dir, n, rules, lower, bucket)?;
+    let exits = builder.solve(progress)?;
     progress.phase("write", level_size(n));
     let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
     Ok(BuiltLevel {
         counts,
         max_depth: None,
+        exits,
     })
 }
 

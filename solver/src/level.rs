@@ -39,7 +39,9 @@
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
-use awari_db::{successor, Board, Level, Levels, Outcome, Rules};
+use awari_db::{successor, Board, Level, Levels, Rules};
+
+use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
 use rayon::prelude::*;
 
 const SETTLED: u16 = 0x8000;
@@ -185,13 +187,13 @@ impl StateArray {
 pub struct LevelBuilder<'a> {
     level: Level,
     rules: Rules,
-    lower: &'a Levels,
+    stream: CaptureStream<'a>,
     state: StateArray,
     depth: Option<Vec<AtomicU16>>,
 }
 
 impl<'a> LevelBuilder<'a> {
-    /// Prepare level `n`; levels n−2 … n−15 (those a capture can reach) must be in `lower`.
+    /// Prepare level `n`; levels n−2 … n−18 (those a capture can reach) must be in `lower`.
     ///
     /// With `keep_depth`, settling runs in breadth-first waves and records each position's
     /// depth to conversion (2 more bytes per position).
@@ -201,11 +203,7 @@ impl<'a> LevelBuilder<'a> {
         lower: &'a Levels,
         keep_depth: bool,
     ) -> Result<Self, BuilderError> {
-        for k in 2..=n {
-            if awari_db::level_exists(n - k) {
-                lower.require(n - k)?;
-            }
-        }
+        let stream = CaptureStream::new(n, rules, lower)?;
         let level = Level::new(n);
         let state = StateArray::new(level.size() as usize)?;
         let depth = keep_depth.then(|| {
@@ -216,17 +214,18 @@ impl<'a> LevelBuilder<'a> {
         Ok(LevelBuilder {
             level,
             rules,
-            lower,
+            stream,
             state,
             depth,
         })
     }
 
     /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value (and
-    /// [`LevelBuilder::depth`] every depth, when kept). Returns the largest depth.
-    pub fn solve(&self, progress: &dyn Progress) -> Result<u16, DepthOverflow> {
+    /// [`LevelBuilder::depth`] every depth, when kept). Returns the largest depth and what the
+    /// exits phase cost.
+    pub fn solve(&self, progress: &dyn Progress) -> Result<(u16, ExitsStats), DepthOverflow> {
         let t = std::time::Instant::now();
-        self.compute_exits(progress);
+        let stats = self.compute_exits(progress);
         let exits = t.elapsed().as_secs_f64();
         let n = self.level.seeds();
         progress.phase("settle", self.level.size());
@@ -244,7 +243,7 @@ impl<'a> LevelBuilder<'a> {
                 t.elapsed().as_secs_f64() - exits
             );
         }
-        Ok(deepest)
+        Ok((deepest, stats))
     }
 
     /// The state words in parallel work items, each with the index of its first position.
@@ -256,18 +255,36 @@ impl<'a> LevelBuilder<'a> {
             .map(|(c, words)| ((c * CHUNK) as u64, words))
     }
 
-    fn compute_exits(&self, progress: &dyn Progress) {
-        progress.phase("exits", self.level.size());
-        let lookup = ExitLookup::new(self.level.seeds(), self.rules, self.lower);
+    /// Phase 1: the forward pass (terminal values, non-capturing move counts), then one
+    /// stream of the lower levels folding every capture into its parent's exit.
+    fn compute_exits(&self, progress: &dyn Progress) -> ExitsStats {
+        let stream = &self.stream;
+        let meter = ExitsMeter::start();
+        progress.phase("exits", self.level.size() + stream.positions());
         self.chunks().for_each(|(start, words)| {
-            let mut boards = self.level.boards(start..start + words.len() as u64);
-            let mut exits = vec![(0i8, 0u8); words.len()];
-            lookup.fill(&mut boards, &mut exits);
-            for (word, &(exit, quiet)) in words.iter().zip(&exits) {
+            let boards = self.level.boards(start..start + words.len() as u64);
+            for (word, board) in words.iter().zip(boards) {
+                let (exit, quiet) = forward(&board, self.rules);
                 word.store(unsettled(exit, quiet), Relaxed);
             }
             progress.advance(words.len() as u64);
         });
+        let words = self.state.words();
+        stream.run(
+            0..self.level.size(),
+            |batch| {
+                let mut touch = 0u16;
+                for &(q, _) in batch {
+                    touch |= words[q as usize].load(Relaxed);
+                }
+                std::hint::black_box(touch);
+                for &(q, exit) in batch {
+                    raise_exit(&words[q as usize], exit);
+                }
+            },
+            progress,
+        );
+        meter.finish(stream, 1)
     }
 
     /// Scan for the positions that step `i` settles from their exits alone, settle them, and
@@ -571,63 +588,16 @@ pub(crate) fn seed_boards(level: &Level, start: u64, seeds: &[(u32, bool)]) -> V
     out
 }
 
-/// Exit values and non-capturing move counts, from the finished lower levels.
-pub(crate) struct ExitLookup<'a> {
-    n: u32,
-    rules: Rules,
-    tables: Vec<Option<(&'a [u8], Level)>>,
-}
-
-impl<'a> ExitLookup<'a> {
-    /// For level `n`; levels n−2 … n−15 must be in `lower`.
-    pub(crate) fn new(n: u32, rules: Rules, lower: &'a Levels) -> ExitLookup<'a> {
-        let tables = (0..=n)
-            .map(|s| {
-                lower
-                    .get(s)
-                    .filter(|_| s + 2 <= n)
-                    .map(|t| (t.data(), Level::new(s)))
-            })
-            .collect();
-        ExitLookup { n, rules, tables }
-    }
-
-    /// For each board `boards` yields (as many as `out` holds): its exit value — the best
-    /// `captures − value(child)` over capturing moves, the terminal value of a finished game,
-    /// or −128 when it has no capturing move — and its number of non-capturing moves.
-    ///
-    /// Positions go in blocks: first every move of the block is generated and its capture
-    /// lookups listed, then the lookups are made back to back, so the processor overlaps
-    /// their cache misses in the lower levels.
-    pub(crate) fn fill(&self, boards: &mut impl Iterator<Item = Board>, out: &mut [(i8, u8)]) {
-        const BLOCK: usize = 64;
-        let mut lookups: Vec<(u16, i8, &[u8], u64)> = Vec::with_capacity(BLOCK * 6);
-        for block in out.chunks_mut(BLOCK) {
-            lookups.clear();
-            for (j, board) in boards.by_ref().take(block.len()).enumerate() {
-                block[j] = match board.outcome(self.rules) {
-                    Outcome::Terminal(v) => (v, 0),
-                    Outcome::Moves(moves) => {
-                        let mut quiet = 0u8;
-                        for m in moves.iter() {
-                            if m.captures == 0 {
-                                quiet += 1;
-                            } else {
-                                let s = self.n - u32::from(m.captures);
-                                let (data, lvl) =
-                                    self.tables[s as usize].expect("lower level present");
-                                let i = lvl.rank(&m.child).expect("children are indexed");
-                                lookups.push((j as u16, m.captures as i8, data, i));
-                            }
-                        }
-                        (NO_EXIT, quiet)
-                    }
-                };
-            }
-            for &(j, captures, data, i) in &lookups {
-                let e = &mut block[usize::from(j)].0;
-                *e = (*e).max(captures - data[i as usize] as i8);
-            }
+/// Raise the exit value held in an unsettled word to at least `exit` (during phase 1 nothing
+/// else changes the word, so only a concurrent raise can make the exchange fail).
+#[inline]
+fn raise_exit(word: &AtomicU16, exit: i8) {
+    let mut w = word.load(Relaxed);
+    while exit_of(w) < exit {
+        match word.compare_exchange_weak(w, (w & 0xff00) | u16::from(exit as u8), Relaxed, Relaxed)
+        {
+            Ok(_) => return,
+            Err(now) => w = now,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod depth;
+pub mod exits;
 pub mod level;
 pub mod lowmem;
 pub mod plan;

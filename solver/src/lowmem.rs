@@ -29,12 +29,13 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
 
 use awari_db::{level_size, Level, Levels, Rules, TableError};
 use rayon::prelude::*;
 
-use crate::level::{propagate, seed_boards, ExitLookup, LevelCounts, Progress, Settle, NO_EXIT};
+use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
+use crate::level::{propagate, seed_boards, LevelCounts, Progress, Settle, NO_EXIT};
 
 const PER_WORD: u64 = 12;
 const BITS: u32 = 5;
@@ -45,10 +46,34 @@ const DONE_WIN: u64 = 18;
 /// Positions per streaming chunk (a multiple of 12, so chunks own whole words): 768 KiB on disk.
 const CHUNK: u64 = PER_WORD << 16;
 
-/// RAM the low-memory algorithm needs for level `n`: the packed states and, per thread, the
-/// buffers of one streaming chunk (3 bytes per position of the chunk at most).
-pub fn memory_needed(n: u32, threads: usize) -> u64 {
+/// Most stream passes the exits phase makes: the exit bytes of at least 1/8 of the level are
+/// held in RAM at once.
+const MAX_PASSES: u64 = 8;
+
+/// RAM the settling phase needs for level `n`: the packed states and, per thread, the buffers
+/// of one streaming chunk (3 bytes per position of the chunk at most).
+fn settle_memory(n: u32, threads: usize) -> u64 {
     level_size(n).div_ceil(PER_WORD) * 8 + threads as u64 * 3 * CHUNK.min(level_size(n))
+}
+
+/// The smallest exit bucket (positions) for level `n`: 1/8 of the level, in whole chunks.
+fn min_bucket(n: u32) -> u64 {
+    level_size(n).div_ceil(MAX_PASSES).div_ceil(CHUNK) * CHUNK
+}
+
+/// RAM the low-memory algorithm needs for level `n`: what settling needs plus the smallest
+/// exit bucket (one byte per position of 1/8 of the level; see [`exit_bucket`]).
+pub fn memory_needed(n: u32, threads: usize) -> u64 {
+    settle_memory(n, threads) + min_bucket(n).min(level_size(n))
+}
+
+/// Positions per exit bucket for level `n` within `budget` bytes of RAM (`None`: no limit, one
+/// bucket): what is left after the settling memory, in whole chunks, between 1/8 of the level
+/// and all of it. The exits phase streams the lower levels once per bucket.
+pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
+    let size = level_size(n);
+    let left = budget.map_or(size, |b| b.saturating_sub(settle_memory(n, threads)));
+    (left / CHUNK * CHUNK).clamp(min_bucket(n), size.div_ceil(CHUNK) * CHUNK)
 }
 
 /// Disk the low-memory algorithm needs besides the table itself: the work array.
@@ -123,10 +148,20 @@ impl Settle for Packed {
 pub struct LowMemoryBuilder<'a> {
     level: Level,
     rules: Rules,
-    lower: &'a Levels,
+    stream: CaptureStream<'a>,
+    bucket: u64,
     state: Packed,
     work: File,
     work_path: PathBuf,
+}
+
+/// Streaming chunks of `range` (which starts on a chunk boundary), in parallel: (start, end).
+fn chunks(range: std::ops::Range<u64>) -> impl ParallelIterator<Item = (u64, u64)> {
+    let (lo, hi) = (range.start, range.end);
+    debug_assert_eq!(lo % CHUNK, 0);
+    (0..(hi - lo).div_ceil(CHUNK))
+        .into_par_iter()
+        .map(move |c| (lo + c * CHUNK, (lo + (c + 1) * CHUNK).min(hi)))
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
@@ -137,18 +172,17 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
 }
 
 impl<'a> LowMemoryBuilder<'a> {
-    /// Prepare level `n`, with its work array in `dir`.
+    /// Prepare level `n`, with its work array in `dir` and exit buckets of `bucket` positions
+    /// (see [`exit_bucket`]; rounded up to whole chunks).
     pub fn new(
         dir: &Path,
         n: u32,
         rules: Rules,
         lower: &'a Levels,
+        bucket: u64,
     ) -> Result<Self, crate::build::BuildError> {
-        for k in 2..=n {
-            if awari_db::level_exists(n - k) {
-                lower.require(n - k)?;
-            }
-        }
+        let stream = CaptureStream::new(n, rules, lower)?;
+        let bucket = bucket.max(1).div_ceil(CHUNK) * CHUNK;
         let level = Level::new(n);
         let mut words = Vec::new();
         words.resize_with(level.size().div_ceil(PER_WORD) as usize, || {
@@ -166,18 +200,16 @@ impl<'a> LowMemoryBuilder<'a> {
         Ok(LowMemoryBuilder {
             level,
             rules,
-            lower,
+            stream,
+            bucket,
             state: Packed { words },
             work,
             work_path,
         })
     }
 
-    fn chunks(&self) -> impl ParallelIterator<Item = (u64, u64)> + '_ {
-        let size = self.level.size();
-        (0..size.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(move |c| (c * CHUNK, ((c + 1) * CHUNK).min(size)))
+    fn chunks(&self) -> impl ParallelIterator<Item = (u64, u64)> {
+        chunks(0..self.level.size())
     }
 
     fn read(&self, start: u64, buf: &mut [u8]) -> Result<(), TableError> {
@@ -192,29 +224,11 @@ impl<'a> LowMemoryBuilder<'a> {
             .map_err(io(&self.work_path))
     }
 
-    /// Solve the level; then [`LowMemoryBuilder::write_values`] streams the table.
-    pub fn solve(&self, progress: &dyn Progress) -> Result<(), TableError> {
+    /// Solve the level; then [`LowMemoryBuilder::write_values`] streams the table. Returns
+    /// what the exits phase cost.
+    pub fn solve(&self, progress: &dyn Progress) -> Result<ExitsStats, TableError> {
         let n = self.level.seeds();
-        progress.phase("exits", self.level.size());
-        let lookup = ExitLookup::new(n, self.rules, self.lower);
-        self.chunks().try_for_each(|(start, end)| {
-            let len = (end - start) as usize;
-            let mut exits = vec![(0i8, 0u8); len];
-            lookup.fill(&mut self.level.boards(start..end), &mut exits);
-            let bytes: Vec<u8> = exits.iter().map(|&(e, _)| e as u8).collect();
-            // A chunk owns whole words: build each from its 12 codes (counter, exit_ok 0).
-            for (w, group) in exits.chunks(PER_WORD as usize).enumerate() {
-                let word = group
-                    .iter()
-                    .enumerate()
-                    .fold(0u64, |acc, (k, &(_, quiet))| {
-                        acc | (2 * u64::from(quiet)) << (BITS as u64 * k as u64)
-                    });
-                self.state.words[(start / PER_WORD) as usize + w].store(word, Relaxed);
-            }
-            progress.advance(len as u64);
-            self.write(start, &bytes)
-        })?;
+        let exits = self.compute_exits(progress)?;
         progress.phase("settle", self.level.size());
         for i in (1..=n as i8).rev() {
             self.stream_step(Some(i))?;
@@ -237,8 +251,66 @@ impl<'a> LowMemoryBuilder<'a> {
                 progress.advance(count);
             });
         }
-        self.stream_step(None)
+        self.stream_step(None)?;
+        Ok(exits)
     }
+
+    /// Phase 1, one bucket of level indices at a time: the forward pass packs the counters
+    /// and sets the bucket's exit bytes (in RAM), a stream of the lower levels raises them by
+    /// every capture whose parent is in the bucket, and the bucket is written to the work
+    /// array in order.
+    fn compute_exits(&self, progress: &dyn Progress) -> Result<ExitsStats, TableError> {
+        let size = self.level.size();
+        let passes = size.div_ceil(self.bucket);
+        let meter = ExitsMeter::start();
+        progress.phase("exits", size + passes * self.stream.positions());
+        let mut exits: Vec<AtomicI8> = Vec::new();
+        for b in 0..passes {
+            let lo = b * self.bucket;
+            let hi = (lo + self.bucket).min(size);
+            exits.clear();
+            exits.resize_with((hi - lo) as usize, || AtomicI8::new(NO_EXIT));
+            chunks(lo..hi).for_each(|(start, end)| {
+                // A chunk owns whole words: build each from its 12 codes (counter, exit_ok 0).
+                let mut boards = self.level.boards(start..end);
+                let first = (start / PER_WORD) as usize;
+                for (w, group) in (start..end).step_by(PER_WORD as usize).enumerate() {
+                    let mut word = 0u64;
+                    for (k, q) in (group..(group + PER_WORD).min(end)).enumerate() {
+                        let board = boards.next().expect("chunk inside the level");
+                        let (exit, quiet) = forward(&board, self.rules);
+                        exits[(q - lo) as usize].store(exit, Relaxed);
+                        word |= (2 * u64::from(quiet)) << (BITS as u64 * k as u64);
+                    }
+                    self.state.words[first + w].store(word, Relaxed);
+                }
+                progress.advance(end - start);
+            });
+            self.stream.run(
+                lo..hi,
+                |batch| {
+                    let mut touch = 0i8;
+                    for &(q, _) in batch {
+                        touch |= exits[(q - lo) as usize].load(Relaxed);
+                    }
+                    std::hint::black_box(touch);
+                    for &(q, exit) in batch {
+                        exits[(q - lo) as usize].fetch_max(exit, Relaxed);
+                    }
+                },
+                progress,
+            );
+            chunks(lo..hi).try_for_each(|(start, end)| {
+                let bytes: Vec<u8> = exits[(start - lo) as usize..(end - lo) as usize]
+                    .iter()
+                    .map(|e| e.load(Relaxed) as u8)
+                    .collect();
+                self.write(start, &bytes)
+            })?;
+        }
+        Ok(meter.finish(&self.stream, passes as u32))
+    }
+
 
     /// The streaming pass before step `i` (or the last one, `None`, after step 1): write the
     /// values of the positions the previous step settled, and mark step `i`'s seeds and

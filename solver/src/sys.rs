@@ -76,6 +76,25 @@ impl AnonPeak {
     }
 }
 
+/// Bytes this process has caused to be read from storage (`read_bytes` of `/proc/self/io`:
+/// page-cache misses, not reads served from the cache), if known.
+pub fn read_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Major page faults of this process so far (those that waited for storage), if known.
+pub fn major_faults() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may contain spaces:
+    // state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt(12).
+    text.rsplit_once(')')?.1.split_whitespace().nth(9)?.parse().ok()
+}
+
 /// Reset the peak RSS counter (Linux ≥ 4.0), so a level's peak can be measured on its own.
 pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");

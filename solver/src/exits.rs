@@ -1,0 +1,173 @@
+//! The exits phase, streamed: every capture is found from its child, and the lower levels are
+//! read once each, in index order.
+//!
+//! A position's *exit value* is the best `captures − value(child)` over its capturing moves,
+//! or its terminal value. Looking each child up from its parent is a random read into a lower
+//! level: fast while the lower levels sit in the page cache, and thousands of times slower
+//! once they do not (at level 48 on a 512 GB machine, or above level 32 on 24 GB). So the
+//! builder works the other way round. For each lower level m = n−2, n−3, …, n−18 it reads the
+//! values in index order; every position C of level m is un-captured
+//! ([`Board::for_each_uncapture`] with c = n − m) into its parents in level n, and each
+//! parent's exit is raised to `c − value(C)` with an atomic maximum in RAM:
+//!
+//! ```text
+//!   level n−2   ──────────────▶  (in order)  un-capture, c = 2  ─┐
+//!   level n−3   ───────────▶                 un-capture, c = 3  ─┤   exit[q] = max(exit[q],
+//!     …                                                          ├─▶          c − value)
+//!   level n−18  ─▶                           un-capture, c = 18 ─┘   (RAM, at random)
+//! ```
+//!
+//! The rest of a position's exit state — whether it is terminal, and how many non-capturing
+//! moves it has — comes from a forward pass over level n itself ([`forward`]), which reads no
+//! table. Only the level in progress is touched at random, and it is in RAM.
+//!
+//! The low-memory builder keeps its exits on disk, so it runs the stream once per *bucket* of
+//! level-n indices whose exit bytes fit in RAM, keeping the parents that fall in the bucket;
+//! each pass reads the lower levels once more, in order (see [`crate::lowmem`]).
+
+use std::ops::Range;
+use std::time::Instant;
+
+use awari_db::{level_exists, Access, Board, Level, Levels, Outcome, Rules, Table};
+use rayon::prelude::*;
+
+use crate::level::{Progress, NO_EXIT};
+use crate::sys;
+
+/// Lower-level positions per parallel work item of the stream (64 KiB of a table).
+const CHUNK: u64 = 1 << 16;
+/// Exit updates gathered before they are applied together (their cache misses overlap).
+const BATCH: usize = 256;
+/// The most seeds one capture takes: six opponent pits of 3 (a grand slam under `grand-slam`).
+const MAX_CAPTURE: u32 = 18;
+
+/// The exit state of a position that reads no lower level: `(terminal value, 0)` for a
+/// finished game, else `(NO_EXIT, number of non-capturing moves)`; the capture exits are
+/// folded in afterwards by [`CaptureStream`].
+#[inline]
+pub(crate) fn forward(board: &Board, rules: Rules) -> (i8, u8) {
+    match board.outcome(rules) {
+        Outcome::Terminal(v) => (v, 0),
+        Outcome::Moves(moves) => (
+            NO_EXIT,
+            moves.iter().filter(|m| m.captures == 0).count() as u8,
+        ),
+    }
+}
+
+/// What the exits phase of one level cost, for the build summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExitsStats {
+    /// Seconds spent in the exits phase (forward pass and every stream pass).
+    pub seconds: f64,
+    /// Bytes this process read from storage meanwhile (`read_bytes` of `/proc/self/io`: page
+    /// cache misses in the lower levels; the level in progress is in RAM), if known.
+    pub bytes_read: Option<u64>,
+    /// Bytes of the lower levels the level depends on (levels n−2 … n−18): one stream pass.
+    pub lower_bytes: u64,
+    /// Stream passes made (1 in memory; one per bucket in low-memory mode).
+    pub passes: u32,
+}
+
+/// Measures an exits phase: call [`ExitsMeter::finish`] at its end.
+pub(crate) struct ExitsMeter {
+    start: Instant,
+    read_before: Option<u64>,
+}
+
+impl ExitsMeter {
+    pub(crate) fn start() -> ExitsMeter {
+        ExitsMeter {
+            start: Instant::now(),
+            read_before: sys::read_bytes(),
+        }
+    }
+
+    pub(crate) fn finish(self, stream: &CaptureStream<'_>, passes: u32) -> ExitsStats {
+        let read = match (self.read_before, sys::read_bytes()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        ExitsStats {
+            seconds: self.start.elapsed().as_secs_f64(),
+            bytes_read: read,
+            lower_bytes: stream.positions(),
+            passes,
+        }
+    }
+}
+
+/// The lower levels of level n, streamed in index order and un-captured into level n.
+pub(crate) struct CaptureStream<'a> {
+    level: Level,
+    rules: Rules,
+    /// (seeds captured, the table of level n − captures, its level), largest level first.
+    sources: Vec<(u8, &'a Table, Level)>,
+}
+
+impl<'a> CaptureStream<'a> {
+    /// For level `n`; every existing level n−2 … n−18 must be in `lower` (it is checked).
+    pub(crate) fn new(
+        n: u32,
+        rules: Rules,
+        lower: &'a Levels,
+    ) -> Result<CaptureStream<'a>, awari_db::DbError> {
+        let mut sources = Vec::new();
+        for c in 2..=MAX_CAPTURE.min(n) {
+            let m = n - c;
+            if level_exists(m) {
+                sources.push((c as u8, lower.require(m)?, Level::new(m)));
+            }
+        }
+        Ok(CaptureStream {
+            level: Level::new(n),
+            rules,
+            sources,
+        })
+    }
+
+    /// Lower-level positions (and bytes) read by one pass.
+    pub(crate) fn positions(&self) -> u64 {
+        self.sources.iter().map(|(_, _, l)| l.size()).sum()
+    }
+
+    /// One pass: for every capturing move of a level-n position whose index lies in `range`,
+    /// hand `raise` the pair (index, `captures − value(child)`), in batches. `raise` must fold
+    /// each pair in with a maximum; the order of the pairs is unspecified.
+    pub(crate) fn run(
+        &self,
+        range: Range<u64>,
+        raise: impl Fn(&[(u64, i8)]) + Sync,
+        progress: &dyn Progress,
+    ) {
+        let whole = range.start == 0 && range.end >= self.level.size();
+        for &(c, table, source) in &self.sources {
+            table.advise(Access::Sequential);
+            let data = table.data();
+            let size = source.size();
+            (0..size.div_ceil(CHUNK)).into_par_iter().for_each(|k| {
+                let start = k * CHUNK;
+                let end = (start + CHUNK).min(size);
+                let mut batch: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
+                let values = &data[start as usize..end as usize];
+                for (child, &v) in source.boards(start..end).zip(values) {
+                    let exit = c as i8 - v as i8;
+                    child.for_each_uncapture(self.rules, c, |parent, _| {
+                        if let Some(q) = self.level.rank(&parent) {
+                            if whole || range.contains(&q) {
+                                batch.push((q, exit));
+                            }
+                        }
+                    });
+                    if batch.len() >= BATCH {
+                        raise(&batch);
+                        batch.clear();
+                    }
+                }
+                raise(&batch);
+                progress.advance(end - start);
+            });
+            table.advise(Access::Normal);
+        }
+    }
+}
