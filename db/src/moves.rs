@@ -306,23 +306,32 @@ impl Board {
     /// each `(parent, pit)` such that `pit` is a legal move of `parent` that captures
     /// `captures` seeds and leads to `self`. The parent has `self.seeds() + captures` seeds.
     ///
-    /// Un-capturing: rotate back to the side that moved; the capture emptied a run of
-    /// opponent pits ending where the last seed fell, each of which held 2 or 3 after sowing,
-    /// and stopped below the run at a pit holding neither (or at the mover's row). So for every
-    /// run of empty opponent pits whose lower neighbour holds neither 2 nor 3, and every way to
-    /// refill the run with 2s and 3s totalling `captures`, un-sow from every empty pit of the
-    /// mover's row with every seed count whose last seed falls at the top of the run.
+    /// Un-capturing: rotate back to the side that moved (the board after capture). The capture
+    /// emptied a run of opponent pits ending where the last seed fell, each of which held 2 or
+    /// 3 after sowing, and stopped below the run at a pit holding neither (or at the mover's
+    /// row). Sowing left a seed in every pit it passed except the run, and its first lap passed
+    /// every pit from the one played up to the run; the pit played is empty afterwards. So:
+    /// - the pit played is the *last* empty pit of the mover's row (sowing from an earlier
+    ///   one would have passed, and filled, the later one);
+    /// - the run starts at the first empty opponent pit, and no pit in between may be empty;
+    /// - the pit just below the run must hold neither 2 nor 3.
+    ///
+    /// For every run length and every refill of the run with 2s and 3s totalling `captures`,
+    /// un-sow from that pit with every seed count whose last seed falls at the top of the run.
     ///
     /// ```text
-    ///   opponent pit           6  7  8  9 10 11
-    ///   sown (before capture)  1  3  2  0  4  0     last seed in pit 8: 2 + 3 captured
-    ///   after capture          1  0  0  0  4  0     (the child, rotated back)
+    ///   pit                    0  1  2  3  4  5 |  6  7  8  9 10 11
+    ///   after capture          1  0  2  1  1  1 |  1  0  0  0  4  0   pit played: 1
+    ///   sown (before capture)  1  0  2  1  1  1 |  1  3  2  0  4  0   run 7..8: 3 + 2
+    ///   parent                 1  7  1  0  0  0 |  0  2  1  0  4  0   7 seeds from pit 1
     /// ```
+    ///
+    /// (Refilling the run with 2 + 3 instead gives a second parent, `… | 0 1 2 0 4 0`.)
     ///
     /// A capture is legal exactly when it leaves the opponent a seed (`awari`, `abapa`: the
     /// child's mover row is non-empty) or always (`grand-slam`, where a grand slam leaves a
     /// terminal child); the parent is then never terminal. Parents are returned whether or
-    /// not they are indexed (filter with [`crate::Level::rank`]); each at most once per pit.
+    /// not they are indexed (filter with [`crate::Level::rank`]); each at most once.
     pub fn for_each_uncapture(&self, rules: Rules, captures: u8, mut f: impl FnMut(Board, u8)) {
         let c = usize::from(captures);
         if c < 2 || self.seeds() as usize + c > crate::MAX_SEEDS as usize {
@@ -332,32 +341,34 @@ impl Board {
             return;
         }
         let a = self.rotated().pits();
-        if a[..6].iter().all(|&p| p != 0) {
-            return; // the pit played is always empty afterwards
+        let Some(h) = (0..6).rev().find(|&h| a[h] == 0) else {
+            return;
+        };
+        let Some(low) = (6..PITS).find(|&p| a[p] == 0) else {
+            return;
+        };
+        if low > 6 && (a[low - 1] == 2 || a[low - 1] == 3) {
+            return;
         }
         let (shortest, longest) = (c.div_ceil(3), c / 2);
-        for last in 6..PITS {
-            for len in 1..=(last - 5) {
-                let low = last + 1 - len;
-                if a[low] != 0 || len > longest {
-                    break;
-                }
-                if len < shortest || (low > 6 && (a[low - 1] == 2 || a[low - 1] == 3)) {
+        for len in 1..=(PITS - low).min(longest) {
+            let last = low + len - 1;
+            if a[last] != 0 {
+                break;
+            }
+            if len < shortest {
+                continue;
+            }
+            let threes = (c - 2 * len) as u32;
+            for mask in 0u32..(1 << len) {
+                if mask.count_ones() != threes {
                     continue;
                 }
-                let threes = (c - 2 * len) as u32;
-                for mask in 0u32..(1 << len) {
-                    if mask.count_ones() != threes {
-                        continue;
-                    }
-                    let mut sown = a;
-                    for k in 0..len {
-                        sown[low + k] = 2 + ((mask >> k) & 1) as u8;
-                    }
-                    for h in (0..6).filter(|&h| a[h] == 0) {
-                        unsow_to(&sown, h, last, |parent| f(parent, h as u8));
-                    }
+                let mut sown = a;
+                for k in 0..len {
+                    sown[low + k] = 2 + ((mask >> k) & 1) as u8;
                 }
+                unsow_to(&sown, h, last, |parent| f(parent, h as u8));
             }
         }
     }

@@ -112,3 +112,19 @@ fn capture_run_stops_at_first_pit_not_two_or_three() {
     assert_eq!(m1.captures, 3);
     assert!(m1.child.uncaptures(Rules::Awari, 3).contains(&(parent1, 5)));
 }
+
+/// The example drawn in the documentation of `for_each_uncapture`.
+#[test]
+fn documented_example() {
+    let parent = Board::from_pits([1, 7, 1, 0, 0, 0, 0, 2, 1, 0, 4, 0]);
+    let m = *parent.legal_moves(Rules::Awari).get(1).expect("legal");
+    assert_eq!(m.captures, 5);
+    assert_eq!(
+        m.child.rotated().pits(),
+        [1, 0, 2, 1, 1, 1, 1, 0, 0, 0, 4, 0]
+    );
+    // The run could also have held 2 then 3: a second parent, one seed moved between them.
+    let other = Board::from_pits([1, 7, 1, 0, 0, 0, 0, 1, 2, 0, 4, 0]);
+    let found: HashSet<(Board, u8)> = m.child.uncaptures(Rules::Awari, 5).into_iter().collect();
+    assert_eq!(found, HashSet::from([(parent, 1), (other, 1)]));
+}
