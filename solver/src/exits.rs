@@ -83,6 +83,11 @@ impl ExitsMeter {
         }
     }
 
+    /// Seconds since the start.
+    pub(crate) fn seconds(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
     pub(crate) fn finish(self, stream: &CaptureStream<'_>, passes: u32) -> ExitsStats {
         let read = match (self.read_before, sys::read_bytes()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),

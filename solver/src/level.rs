@@ -269,6 +269,7 @@ impl<'a> LevelBuilder<'a> {
             }
             progress.advance(words.len() as u64);
         });
+        let forward_seconds = meter.seconds();
         let words = self.state.words();
         stream.run(
             0..self.level.size(),
@@ -284,6 +285,13 @@ impl<'a> LevelBuilder<'a> {
             },
             progress,
         );
+        if std::env::var_os("AWARI_TIMINGS").is_some() {
+            eprintln!(
+                "level {}: forward pass {forward_seconds:.2} s, stream {:.2} s",
+                self.level.seeds(),
+                meter.seconds() - forward_seconds
+            );
+        }
         meter.finish(stream, 1)
     }
 

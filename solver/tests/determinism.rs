@@ -172,3 +172,38 @@ fn auto_mode_switches_to_low_memory_under_a_small_budget() {
     std::fs::remove_dir_all(&small).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The low-memory exits phase in several buckets (each a stream of the lower levels that keeps
+/// only the parents inside the bucket) writes the same bytes as one bucket in memory.
+#[test]
+fn low_memory_exit_buckets_write_the_same_bytes() {
+    use awari_db::Levels;
+    use awari_solver::build::build_level_low_memory;
+    let (lo, hi) = (11, 15);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for rules in Rules::ALL {
+        let mem = temp(&format!("bucket-mem-{rules}"));
+        build_mode(&mem, 2, rules, hi, Mode::InMemory);
+        let low = temp(&format!("bucket-low-{rules}"));
+        std::fs::create_dir_all(&low).unwrap();
+        for n in (0..lo).filter(|&n| level_exists(n)) {
+            std::fs::copy(level_path(&mem, n), level_path(&low, n)).unwrap();
+        }
+        for n in lo..=hi {
+            let levels = Levels::open(&low, Some(rules)).unwrap();
+            // One chunk (786,432 positions) per bucket: levels 11..15 take 1 to 8 passes.
+            let built = pool
+                .install(|| build_level_low_memory(&low, n, rules, &levels, 1, &Silent))
+                .unwrap();
+            let size = awari_db::level_size(n);
+            assert_eq!(u64::from(built.exits.passes), size.div_ceil(786_432), "level {n}");
+        }
+        assert_same(&mem, &low, hi);
+        for d in [mem, low] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+    }
+}
