@@ -9,14 +9,29 @@
 #                    low-memory algorithm); MODE=memory|low-memory forces one algorithm
 #   REUSE=/db K      start the all-cores build from levels 0..K of an earlier database
 #                    (hard links), so only K+1..N are built and timed
-# M=0 skips the one-thread comparison.
+#   SQUEEZE=G        a helper process holds G GiB of RAM, resident and touched, for the whole
+#                    all-cores build, so the page cache cannot keep the lower levels (e.g.
+#                    SQUEEZE=19 on a 24 GB machine leaves about 4 GiB: level 28's 2.8 GiB of
+#                    state and ~1/6 of its 3.7 GB of lower levels, as level 48's 379 GiB of
+#                    state leaves ~1/6 of its lower levels cached on a 512 GB machine)
+#   DROP_CACHES=1    drop the page cache before the all-cores build (needs root)
+#   SOLVER=/path     benchmark this awari-solver binary instead of building the checkout's
+# M=0 skips the one-thread comparison. The all-cores build also reports its major page faults
+# and the bytes it read from storage (GNU time's %F and %I), besides the builder's own per-level
+# figures (exits seconds, bytes read from the lower levels and their ratio to the lower levels).
 set -euo pipefail
 N=${1:-24}
 M=${2:-$N}
 RULES=${3:-awari}
 cd "$(dirname "$0")/.."
-cargo build --release -q -p awari-solver
-BIN=target/release/awari-solver
+if [ -n "${SOLVER:-}" ]; then
+  BIN=$SOLVER
+else
+  cargo build --release -q -p awari-solver
+  # Ask cargo where it puts binaries (CARGO_TARGET_DIR or a config may move them).
+  TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+  BIN=$TARGET/release/awari-solver
+fi
 BASE=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$BASE"
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
@@ -36,7 +51,35 @@ fi
 EXTRA=()
 [ -n "${MEMORY:-}" ] && EXTRA+=(--memory "$MEMORY")
 [ -n "${MODE:-}" ] && EXTRA+=(--mode "$MODE")
-/usr/bin/time -f "process peak RSS %M KiB, wall %e s" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" "${EXTRA[@]}" | tee "$BASE/all.txt"
+SQUEEZE_PID=
+if [ -n "${SQUEEZE:-}" ]; then
+  READY=$BASE/squeeze.ready
+  rm -f "$READY"
+  python3 - "$SQUEEZE" "$READY" <<'PY' &
+import ctypes, mmap, sys, time
+size = int(float(sys.argv[1]) * (1 << 30))
+m = mmap.mmap(-1, size)  # anonymous, private
+try:  # lock it in RAM where allowed (no swap here anyway); touching makes it resident
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mlockall(3)  # MCL_CURRENT | MCL_FUTURE
+except Exception:
+    pass
+while True:
+    for i in range(0, size, 4096):
+        m[i] = (m[i] + 1) & 0xFF
+    open(sys.argv[2], "w").close()
+    time.sleep(10)
+PY
+  SQUEEZE_PID=$!
+  trap '[ -n "$SQUEEZE_PID" ] && kill $SQUEEZE_PID 2>/dev/null; [ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
+  while [ ! -e "$READY" ]; do sleep 1; done
+  echo "(squeeze: a helper holds ${SQUEEZE} GiB; $(awk '/MemAvailable/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) available)"
+fi
+if [ -n "${DROP_CACHES:-}" ]; then
+  sync; echo 3 > /proc/sys/vm/drop_caches || echo "(could not drop the page cache)"
+fi
+/usr/bin/time -f "process peak RSS %M KiB, wall %e s, major faults %F, read from storage %I x 512 B" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" "${EXTRA[@]}" | tee "$BASE/all.txt"
+if [ -n "$SQUEEZE_PID" ]; then kill "$SQUEEZE_PID"; SQUEEZE_PID=; fi
 T_ALL=$(awk -v m="$M" '$1 ~ /^[0-9]+$/ && $1 <= m && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/all.txt")
 
 [ "$M" -gt 0 ] || exit 0

@@ -45,7 +45,11 @@ fn exhaustive_up_to_13_seeds() {
                 for c in 2..=(MAX - m) as u8 {
                     let found = child.uncaptures(rules, c);
                     let set: Parents = found.iter().copied().collect();
-                    assert_eq!(set.len(), found.len(), "{rules}: duplicates for {child} c={c}");
+                    assert_eq!(
+                        set.len(),
+                        found.len(),
+                        "{rules}: duplicates for {child} c={c}"
+                    );
                     let want = forward.remove(&(child, c)).unwrap_or_default();
                     assert_eq!(set, want, "{rules}: un-captures of {child} taking {c}");
                 }
@@ -104,7 +108,10 @@ fn capture_run_stops_at_first_pit_not_two_or_three() {
     // The board where only pit 7's 3 is gone and pit 6 still holds its 2 is no child of that
     // parent: the capture would not have stopped above the 2.
     let not_child = Board::from_pits([2, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0]);
-    assert_eq!(not_child.rotated().pits(), [1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4]);
+    assert_eq!(
+        not_child.rotated().pits(),
+        [1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4]
+    );
     assert!(!not_child.uncaptures(Rules::Awari, 3).contains(&(parent, 5)));
     // Without the 2 below (pit 6 sown to 1), the 3 alone is captured.
     let parent1 = Board::from_pits([1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0, 4]);

@@ -67,6 +67,11 @@ pub fn memory_needed(n: u32, threads: usize) -> u64 {
     settle_memory(n, threads) + min_bucket(n).min(level_size(n))
 }
 
+/// RAM the low-memory algorithm uses for level `n` with exit buckets of `bucket` positions.
+pub fn memory_used(n: u32, threads: usize, bucket: u64) -> u64 {
+    settle_memory(n, threads) + bucket.min(level_size(n))
+}
+
 /// Positions per exit bucket for level `n` within `budget` bytes of RAM (`None`: no limit, one
 /// bucket): what is left after the settling memory, in whole chunks, between 1/8 of the level
 /// and all of it. The exits phase streams the lower levels once per bucket.
@@ -310,7 +315,6 @@ impl<'a> LowMemoryBuilder<'a> {
         }
         Ok(meter.finish(&self.stream, passes as u32))
     }
-
 
     /// The streaming pass before step `i` (or the last one, `None`, after step 1): write the
     /// values of the positions the previous step settled, and mark step `i`'s seeds and

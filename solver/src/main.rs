@@ -1,7 +1,7 @@
 //! `awari-solver`: build Awari databases and report on them.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -103,6 +103,17 @@ enum Command {
         /// Plan for depth tables too (`build --depth`).
         #[arg(long)]
         depth: bool,
+        /// Free disk for the database, e.g. 2T (default: what is free in --db, or in the
+        /// current directory when --db does not exist yet).
+        #[arg(long, value_parser = sys::parse_size)]
+        disk: Option<u64>,
+        /// Database directory whose free disk is planned with.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Sequential disk bandwidth in MB/s for the I/O estimate (default: a SATA SSD; a
+        /// fast NVMe drive does 2000 or more).
+        #[arg(long, default_value_t = 500.0)]
+        disk_bandwidth: f64,
     },
     /// The value histogram of a level.
     Stats {
@@ -184,39 +195,85 @@ fn describe_start(k: u32, v: i8) -> String {
         )
 }
 
+/// The build summary's columns: header and width (every cell is right-aligned to it).
+const COLUMNS: [(&str, usize); 16] = [
+    ("level", 5),
+    ("positions", 15),
+    ("seconds", 8),
+    ("pos/s", 10),
+    ("peak RSS", 10),
+    ("B/pos", 6),
+    ("peak anon", 10),
+    ("B/pos", 6),
+    ("exits s", 8),
+    ("read", 10),
+    ("/lower", 6),
+    ("wins", 7),
+    ("draws", 7),
+    ("losses", 7),
+    ("max depth", 9),
+    ("mode", 10),
+];
+
+/// Levels smaller than this show "–" for per-position memory (fixed costs dominate).
+const MEANINGFUL: u64 = 1 << 20;
+
+fn print_cells(cells: &[String]) {
+    let line: Vec<String> = cells
+        .iter()
+        .zip(COLUMNS)
+        .map(|(c, (_, w))| format!("{c:>w$}"))
+        .collect();
+    println!("{}", line.join(" "));
+}
+
+fn print_header() {
+    print_cells(&COLUMNS.map(|(h, _)| h.to_string()));
+}
+
 fn print_row(r: &LevelReport) {
+    const NONE: &str = "–";
     let total = r.positions.max(1) as f64;
-    let pct = |x: u64| 100.0 * x as f64 / total;
-    let (secs, rate) = match r.seconds {
-        Some(s) => (
-            format!("{s:>8.2}"),
-            format!("{:>12.0}", r.positions as f64 / s.max(1e-9)),
-        ),
-        None => (format!("{:>8}", "kept"), format!("{:>12}", "-")),
+    let pct = |x: u64| format!("{:.2}%", 100.0 * x as f64 / total);
+    let built = r.seconds.is_some();
+    let per = |b: Option<u64>| match b {
+        Some(b) if built && r.positions >= MEANINGFUL => format!("{:.2}", b as f64 / total),
+        _ => NONE.to_string(),
     };
-    let per = |b: u64| b as f64 / r.positions.max(1) as f64;
-    let rss = match (r.seconds, r.peak_rss) {
-        (Some(_), Some(b)) => format!("{:>10} {:>7.2}", sys::human(b), per(b)),
-        _ => format!("{:>10} {:>7}", "-", "-"),
+    let size = |b: Option<u64>| match b {
+        Some(b) if built => sys::human(b),
+        _ => NONE.to_string(),
     };
-    let anon = match (r.seconds, r.peak_anon) {
-        (Some(_), Some(b)) => format!("{:>10} {:>7.2}", sys::human(b), per(b)),
-        _ => format!("{:>10} {:>7}", "-", "-"),
+    let exits = r.exits.as_ref();
+    let read_ratio = match exits.and_then(|e| e.bytes_read.map(|b| (b, e.lower_bytes))) {
+        Some((b, lower)) if lower >= MEANINGFUL => format!("{:.2}", b as f64 / lower as f64),
+        _ => NONE.to_string(),
     };
-    println!(
-        "{:>5} {:>15} {secs} {rate} {rss} {anon} {:>6.2}% {:>6.2}% {:>6.2}% {:>9} {}",
-        r.seeds,
-        r.positions,
+    print_cells(&[
+        r.seeds.to_string(),
+        r.positions.to_string(),
+        r.seconds.map_or("kept".to_string(), |s| format!("{s:.2}")),
+        r.seconds.map_or(NONE.to_string(), |s| {
+            format!("{:.0}", r.positions as f64 / s.max(1e-9))
+        }),
+        size(r.peak_rss),
+        per(r.peak_rss),
+        size(r.peak_anon),
+        per(r.peak_anon),
+        exits.map_or(NONE.to_string(), |e| format!("{:.2}", e.seconds)),
+        size(exits.and_then(|e| e.bytes_read)),
+        read_ratio,
         pct(r.counts.wins),
         pct(r.counts.draws),
         pct(r.counts.losses),
-        r.max_depth.map_or("-".to_string(), |d| d.to_string()),
+        r.max_depth.map_or(NONE.to_string(), |d| d.to_string()),
         match r.mode {
             Some(Mode::LowMemory) => "low-memory",
             Some(_) => "memory",
-            None => "-",
+            None => NONE,
         }
-    );
+        .to_string(),
+    ]);
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -252,21 +309,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 db.display(),
                 rayon::current_num_threads()
             );
-            println!(
-                "{:>5} {:>15} {:>8} {:>12} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} mode",
-                "level",
-                "positions",
-                "seconds",
-                "pos/s",
-                "peak RSS",
-                "B/pos",
-                "peak anon",
-                "B/pos",
-                "wins",
-                "draws",
-                "losses",
-                "max depth"
-            );
+            print_header();
             let start = std::time::Instant::now();
             let (levels, reports) = build(&opts, &bars, |r| {
                 if let Some(b) = bars.current() {
@@ -309,20 +352,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             rate_per_thread,
             low_memory_ratio,
             depth,
+            disk,
+            db,
+            disk_bandwidth,
         } => {
-            let threads = threads.unwrap_or_else(rayon::current_num_threads);
-            let memory = memory.or_else(sys::memory_available);
-            print!(
-                "{}",
-                plan::render(
-                    max_stones,
-                    memory,
-                    threads,
-                    rate_per_thread,
-                    low_memory_ratio,
-                    depth
-                )
-            );
+            let machine = plan::Machine {
+                memory: memory.or_else(sys::memory_available),
+                disk: disk.or_else(|| {
+                    let dir = if db.exists() {
+                        db.as_path()
+                    } else {
+                        Path::new(".")
+                    };
+                    sys::disk_free(dir)
+                }),
+                threads: threads.unwrap_or_else(rayon::current_num_threads),
+                rate: rate_per_thread,
+                low_ratio: low_memory_ratio,
+                bandwidth: disk_bandwidth * 1e6,
+            };
+            print!("{}", plan::render(max_stones, &machine, depth));
             Ok(())
         }
         Command::Stats {

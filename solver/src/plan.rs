@@ -1,4 +1,5 @@
-//! `plan`: what building levels 0..N takes, from the level sizes and a measured build speed.
+//! `plan`: what building levels 0..N takes, from the level sizes, a measured build speed and a
+//! stated disk bandwidth.
 
 use awari_db::{level_exists, level_size};
 
@@ -6,94 +7,173 @@ use crate::level::memory_needed;
 use crate::lowmem;
 use crate::sys::human;
 
-/// A table of memory, disk and estimated time per level, with totals.
+/// What the plan assumes about the machine.
+#[derive(Clone, Copy, Debug)]
+pub struct Machine {
+    /// Bytes of memory a level may use (`None`: unknown, no limit).
+    pub memory: Option<u64>,
+    /// Free disk in the database directory (`None`: unknown, no limit).
+    pub disk: Option<u64>,
+    /// Cores.
+    pub threads: usize,
+    /// In-memory build speed per thread, positions per second.
+    pub rate: f64,
+    /// Low-memory speed as a fraction of the in-memory speed.
+    pub low_ratio: f64,
+    /// Sequential disk bandwidth, bytes per second.
+    pub bandwidth: f64,
+}
+
+/// Sequential bytes level `n` reads and writes: the lower levels n−2 … n−18 once per exits
+/// pass; in low-memory mode also the work array (1 byte per position) written once by the
+/// exits phase, read and written back once per settling step (n steps), and read once more
+/// to write the table; and the table itself, written once.
+pub fn level_io(n: u32, passes: u64, low_memory: bool) -> u64 {
+    let lower: u64 = (2..=18u32.min(n))
+        .map(|c| n - c)
+        .filter(|&m| level_exists(m))
+        .map(level_size)
+        .sum();
+    let size = level_size(n);
+    let work = if low_memory {
+        size * (1 + 2 * u64::from(n) + 1)
+    } else {
+        0
+    };
+    lower * passes + work + size
+}
+
+/// A table of memory, disk, I/O and estimated time per level, with totals.
 ///
 /// Assumptions (printed with the table): each level is built in memory (2 bytes of RAM per
-/// position of the level in progress; 8 with depth tables) when that fits `memory`, else with
-/// the low-memory algorithm (0.67 bytes per position, plus a 1-byte-per-position work file);
-/// lower levels are read through the page cache; disk is 1 byte per position for values (+2
-/// for depths); time = positions / (threads × rate per thread), slowed by `low_ratio` for
-/// low-memory levels. The rates are measured by `scripts/bench.sh` on the development machine's
-/// levels 0..28; larger levels run somewhat slower per position (more cache misses), so the times
-/// are optimistic.
-pub fn render(
-    max: u32,
-    memory: Option<u64>,
-    threads: usize,
-    rate: f64,
-    low_ratio: f64,
-    depth: bool,
-) -> String {
+/// position of the level in progress; 8 with depth tables) when that fits the memory, else
+/// with the low-memory algorithm (0.67 bytes per position while settling, plus exit bytes for
+/// as much of the level as the memory allows — the lower levels are streamed once per such
+/// bucket — and a 1-byte-per-position work file); disk is 1 byte per position for values (+2
+/// for depths); compute time = positions / (threads × rate per thread), slowed by the
+/// low-memory ratio; I/O time = the sequential bytes of [`level_io`] at the stated bandwidth,
+/// counted as if nothing were cached and nothing overlapped (pessimistic: the lower levels are
+/// often still in the page cache, and streaming overlaps computing). The rates are measured by
+/// `scripts/bench.sh` on the development machine; larger levels run somewhat slower per
+/// position (more cache misses), so compute times are optimistic.
+pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut s = String::new();
-    let per_sec = rate * threads as f64;
+    let per_sec = m.rate * m.threads as f64;
     s.push_str(&format!(
-        "plan: levels 0..{max}, {threads} threads at {:.2}M positions/s each ({:.1}M/s in memory, {:.0}% of that in low-memory mode), memory limit {}{}\n",
-        rate / 1e6,
+        "plan: levels 0..{max}, {} threads at {:.2}M positions/s each ({:.1}M/s in memory, {:.0}% of that in low-memory mode), memory limit {}, disk free {}, sequential I/O at {:.0} MB/s{}\n",
+        m.threads,
+        m.rate / 1e6,
         per_sec / 1e6,
-        low_ratio * 100.0,
-        memory.map_or("unknown".into(), human),
+        m.low_ratio * 100.0,
+        m.memory.map_or("unknown".into(), human),
+        m.disk.map_or("unknown".into(), human),
+        m.bandwidth / 1e6,
         if depth { ", with depth tables" } else { "" }
     ));
     s.push_str(&format!(
-        "{:>5} {:>16} {:>11} {:>11} {:>11} {:>14}  {}\n",
-        "level", "positions", "RAM", "disk", "est. time", "cumulative", "mode"
+        "{:>5} {:>16} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}  {}\n",
+        "level", "positions", "RAM", "disk", "disk total", "I/O", "est. time", "cumulative", "mode"
     ));
-    let (mut disk_total, mut secs_total, mut peak_ram) = (0u64, 0f64, 0u64);
+    let (mut disk_total, mut secs_total, mut peak_ram, mut io_total) = (0u64, 0f64, 0u64, 0u64);
     let mut first_unfit = None;
+    let mut first_no_disk = None;
+    let mut peak_work = 0u64;
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
-        let fits = |need: u64| memory.is_none_or(|m| need <= m);
+        let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
         let in_memory = memory_needed(n, depth);
-        let low = lowmem::memory_needed(n, threads);
-        let (mode, ram, secs) = if fits(in_memory) {
-            ("memory", in_memory, p as f64 / per_sec)
+        let low = lowmem::memory_needed(n, m.threads);
+        let (mode, ram, compute, passes, low_mode) = if fits(in_memory) {
+            ("memory", in_memory, p as f64 / per_sec, 1, false)
         } else if !depth && fits(low) {
-            ("low-memory", low, p as f64 / (per_sec * low_ratio))
+            let bucket = lowmem::exit_bucket(n, m.threads, m.memory);
+            let passes = p.div_ceil(bucket);
+            let ram = lowmem::memory_used(n, m.threads, bucket);
+            let mode = if passes > 1 {
+                "low-memory, exits in buckets"
+            } else {
+                "low-memory"
+            };
+            (mode, ram, p as f64 / (per_sec * m.low_ratio), passes, true)
         } else {
             if first_unfit.is_none() {
                 first_unfit = Some(n);
             }
-            (
-                "does not fit",
-                if depth { in_memory } else { low },
-                f64::NAN,
-            )
+            let ram = if depth { in_memory } else { low };
+            ("does not fit", ram, f64::NAN, 1, false)
         };
         let disk = p * if depth { 3 } else { 1 } + 128;
         disk_total += disk;
+        let work = if low_mode { lowmem::disk_needed(n) } else { 0 };
+        peak_work = peak_work.max(work);
+        let disk_ok = m.disk.is_none_or(|free| disk_total + work <= free);
+        if !disk_ok && first_no_disk.is_none() {
+            first_no_disk = Some(n);
+        }
+        let io = level_io(n, passes, low_mode);
+        let secs = compute + io as f64 / m.bandwidth;
         if secs.is_finite() {
             secs_total += secs;
+            io_total += io;
         }
         peak_ram = peak_ram.max(ram);
         s.push_str(&format!(
-            "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>14}  {mode}\n",
+            "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}  {mode}{}\n",
             human(ram),
             human(disk),
+            human(disk_total),
+            human(io),
             if secs.is_finite() {
                 duration(secs)
             } else {
                 "-".into()
             },
             duration(secs_total),
+            if disk_ok { "" } else { ", disk full" },
         ));
     }
     s.push_str(&format!(
-        "total: {} positions, peak RAM {}, disk {} (+ the largest level once more while it is built in low-memory mode), about {}{}\n",
-        (0..=max).filter(|&n| level_exists(n)).map(level_size).sum::<u64>(),
+        "total: {} positions, peak RAM {}, disk {}{}, sequential I/O {} ({} of it), about {}{}\n",
+        (0..=max)
+            .filter(|&n| level_exists(n))
+            .map(level_size)
+            .sum::<u64>(),
         human(peak_ram),
         human(disk_total),
+        if peak_work > 0 {
+            format!(
+                " (+ {} of work file while the largest low-memory level is built)",
+                human(peak_work)
+            )
+        } else {
+            String::new()
+        },
+        human(io_total),
+        duration(io_total as f64 / m.bandwidth),
         duration(secs_total),
-        if first_unfit.is_some() { " for the levels that fit" } else { "" }
+        if first_unfit.is_some() {
+            " for the levels that fit in memory"
+        } else {
+            ""
+        }
     ));
     if let Some(n) = first_unfit {
         s.push_str(&format!(
             "levels from {n} do not fit in {}{}\n",
-            memory.map_or("memory".into(), human),
+            m.memory.map_or("memory".into(), human),
             if depth {
                 " with depth tables, which need the in-memory builder"
             } else {
                 ""
             }
+        ));
+    }
+    if let (Some(n), Some(free)) = (first_no_disk, m.disk) {
+        s.push_str(&format!(
+            "the disk fills at level {n}: 0..{max} needs {} (+ {} of work file), {} is free\n",
+            human(disk_total),
+            human(peak_work),
+            human(free)
         ));
     }
     s

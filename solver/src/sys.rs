@@ -92,7 +92,12 @@ pub fn major_faults() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name, which is in parentheses and may contain spaces:
     // state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt(12).
-    text.rsplit_once(')')?.1.split_whitespace().nth(9)?.parse().ok()
+    text.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(9)?
+        .parse()
+        .ok()
 }
 
 /// Reset the peak RSS counter (Linux ≥ 4.0), so a level's peak can be measured on its own.
@@ -153,7 +158,9 @@ pub fn human(bytes: u64) -> String {
         format!("{:.2} GiB", b / (1u64 << 30) as f64)
     } else if b >= (1u64 << 20) as f64 {
         format!("{:.1} MiB", b / (1u64 << 20) as f64)
-    } else {
+    } else if bytes >= 1024 {
         format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{bytes} B")
     }
 }

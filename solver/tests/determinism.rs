@@ -199,7 +199,11 @@ fn low_memory_exit_buckets_write_the_same_bytes() {
                 .install(|| build_level_low_memory(&low, n, rules, &levels, 1, &Silent))
                 .unwrap();
             let size = awari_db::level_size(n);
-            assert_eq!(u64::from(built.exits.passes), size.div_ceil(786_432), "level {n}");
+            assert_eq!(
+                u64::from(built.exits.passes),
+                size.div_ceil(786_432),
+                "level {n}"
+            );
         }
         assert_same(&mem, &low, hi);
         for d in [mem, low] {
