@@ -250,6 +250,39 @@ impl Board {
         }
     }
 
+    /// What the position offers without building its children: `Err(value)` when the game
+    /// is over (as [`Board::outcome`]'s `Terminal`), else `Ok(k)` with `k` the number of legal
+    /// moves that capture nothing (those whose children stay in the same level).
+    pub fn quiet_moves(&self, rules: Rules) -> Result<u8, i8> {
+        let x = pack(&self.pits());
+        let n = self.seeds() as i8;
+        if x & !OPPONENT_ROW == 0 {
+            return Err(-n);
+        }
+        let opponent_empty = x & OPPONENT_ROW == 0;
+        let (mut legal, mut quiet) = (false, 0u8);
+        for h in 0..6 {
+            if pit(x, h) == 0 {
+                continue;
+            }
+            let s = sow(x, h);
+            let captures = match rules {
+                Rules::Awari if s.eradicates() => continue,
+                Rules::Awari => s.captured,
+                _ if opponent_empty && !s.feeds() => continue,
+                Rules::Abapa if s.captured > 0 && s.eradicates() => 0, // a grand slam
+                _ => s.captured,
+            };
+            legal = true;
+            quiet += u8::from(captures == 0);
+        }
+        if legal {
+            Ok(quiet)
+        } else {
+            Err(n)
+        }
+    }
+
     /// The legal moves (empty for a terminal position).
     pub fn legal_moves(&self, rules: Rules) -> MoveList {
         match self.outcome(rules) {

@@ -196,3 +196,27 @@ fn abapa_grand_slam_over_several_pits() {
         assert_eq!(pits(board, rules), vec![(1, 0), (5, 6)], "{rules}");
     }
 }
+
+/// `quiet_moves` (the builder's forward pass) agrees with `outcome` on every board of up to 10
+/// seeds and on random boards up to 48, in every rule set.
+#[test]
+fn quiet_moves_agree_with_outcome() {
+    let check = |board: Board, rules: Rules| {
+        let want = match board.outcome(rules) {
+            Outcome::Terminal(v) => Err(v),
+            Outcome::Moves(m) => Ok(m.iter().filter(|m| m.captures == 0).count() as u8),
+        };
+        assert_eq!(board.quiet_moves(rules), want, "{rules}: {board}");
+    };
+    for rules in Rules::ALL {
+        for n in 0..=10 {
+            let mut pits = [0u8; 12];
+            common::for_all_boards(&mut pits, 0, n, &mut |board| check(board, rules));
+        }
+        let mut rng = awari_db::SplitMix64(99);
+        for _ in 0..100_000 {
+            let n = rng.below(49) as u32;
+            check(rng.board(n), rules);
+        }
+    }
+}

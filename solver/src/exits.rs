@@ -28,7 +28,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use awari_db::{level_exists, Access, Board, Level, Levels, Outcome, Rules, Table};
+use awari_db::{level_exists, Access, Board, Level, Levels, Rules, Table};
 use rayon::prelude::*;
 
 use crate::level::{Progress, NO_EXIT};
@@ -46,12 +46,9 @@ const MAX_CAPTURE: u32 = 18;
 /// folded in afterwards by [`CaptureStream`].
 #[inline]
 pub(crate) fn forward(board: &Board, rules: Rules) -> (i8, u8) {
-    match board.outcome(rules) {
-        Outcome::Terminal(v) => (v, 0),
-        Outcome::Moves(moves) => (
-            NO_EXIT,
-            moves.iter().filter(|m| m.captures == 0).count() as u8,
-        ),
+    match board.quiet_moves(rules) {
+        Err(value) => (value, 0),
+        Ok(quiet) => (NO_EXIT, quiet),
     }
 }
 
