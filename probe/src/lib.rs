@@ -66,10 +66,13 @@ pub struct Report {
 
 impl Database {
     /// Open the database in `dir`. With `rules`, the tables must be of that rule set.
+    ///
+    /// Probes are scattered lookups, so the kernel is told so (`MADV_RANDOM`): a page-cache
+    /// miss then reads one page, not the 128 KiB around it.
     pub fn open(dir: &Path, rules: Option<Rules>) -> Result<Database, DbError> {
-        Ok(Database {
-            levels: Levels::open(dir, rules)?,
-        })
+        let levels = Levels::open(dir, rules)?;
+        levels.advise(awari_db::Access::Random);
+        Ok(Database { levels })
     }
 
     /// The rule set of the database.

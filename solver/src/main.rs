@@ -381,6 +381,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             json,
         } => {
             let levels = Levels::open(&db, None)?;
+            levels.advise(awari_db::Access::Random); // full-row boards look up their children
             let (positions, hist) = stats::histogram(&levels, stones, all_configurations)?;
             if json {
                 println!("{}", stats::to_json(stones, positions, &hist));

@@ -72,6 +72,13 @@ pub fn verify_level(
 ) -> Result<LevelVerdict, DbError> {
     let table = levels.require(n)?;
     let depth = levels.depth_table(n);
+    // Children in lower levels are looked up at random: read only the page that faults. The
+    // level itself is read in order (and its quiet children near it), so it keeps read-ahead.
+    levels.advise(awari_db::Access::Random);
+    table.advise(awari_db::Access::Normal);
+    if let Some(d) = depth {
+        d.advise(awari_db::Access::Normal);
+    }
     let mut verdict = LevelVerdict {
         level: n,
         checksum: None,
