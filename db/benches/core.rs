@@ -1,5 +1,5 @@
 //! Micro-benchmarks of the hot operations of the builder: move generation, ranking,
-//! incremental iteration and un-move generation, in nanoseconds per position.
+//! incremental iteration, un-move and un-capture generation, in nanoseconds per position.
 //!
 //! Run with `cargo bench -p awari-db` (or `scripts/bench-core.sh`). A plain harness (no
 //! extra crate): each case runs for about a second, three times, and the best run is kept.
@@ -53,6 +53,42 @@ fn main() {
                 .map(|b| b.legal_moves(rules).len() as u64)
                 .sum()
         });
+    }
+    for rules in Rules::ALL {
+        measure(
+            &format!("quiet moves, forward pass ({rules})"),
+            count,
+            || {
+                boards
+                    .iter()
+                    .map(|b| u64::from(b.quiet_moves(rules).unwrap_or(0)))
+                    .sum()
+            },
+        );
+    }
+    // The exits stream: every position of level 20 un-captured into level 22 (c = 2) and 26
+    // (c = 6), each parent ranked.
+    for c in [2u8, 6] {
+        let up = Level::new(20 + u32::from(c));
+        let mut parents = 0u64;
+        for b in &boards {
+            b.for_each_uncapture(Rules::Awari, c, |_, _| parents += 1);
+        }
+        println!(
+            "(un-captures taking {c}: {:.3} parents per position)",
+            parents as f64 / count as f64
+        );
+        measure(
+            &format!("un-captures + rank (awari, c = {c})"),
+            count,
+            || {
+                let mut k = 0u64;
+                for b in &boards {
+                    b.for_each_uncapture(Rules::Awari, c, |p, _| k += up.rank(&p).unwrap_or(0));
+                }
+                k
+            },
+        );
     }
     for rules in Rules::ALL {
         measure(&format!("un-moves ({rules})"), count, || {

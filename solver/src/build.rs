@@ -112,8 +112,8 @@ pub struct LevelReport {
     pub positions: u64,
     /// Seconds spent building it (`None`: it was already present and kept).
     pub seconds: Option<f64>,
-    /// Wins, draws and losses for the side to move.
-    pub counts: LevelCounts,
+    /// Wins, draws and losses for the side to move (`None` when kept: not read).
+    pub counts: Option<LevelCounts>,
     /// Peak resident memory while building it, if measured.
     pub peak_rss: Option<u64>,
     /// The largest depth to conversion in the level, when depth tables are kept.
@@ -168,21 +168,16 @@ pub fn build(
         let _ = std::fs::remove_file(tmp_path(&path));
         let _ = std::fs::remove_file(tmp_path(&depth_path(&opts.dir, n)));
         let have_depth = !opts.depth || levels.depth_table(n).is_some();
-        if let (Some(t), true) = (levels.get(n), have_depth) {
-            let max_depth = levels.depth_table(n).map(|d| {
-                d.data()
-                    .par_chunks(1 << 20)
-                    .map(max_entry(d))
-                    .max()
-                    .unwrap_or(0)
-            });
+        if let (Some(_), true) = (levels.get(n), have_depth) {
+            // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
+            // of GB, and a summary is no reason to read them).
             let r = LevelReport {
                 seeds: n,
                 positions: level_size(n),
                 seconds: None,
-                counts: count_values(t),
+                counts: None,
                 peak_rss: None,
-                max_depth,
+                max_depth: None,
                 mode: None,
                 peak_anon: None,
                 exits: None,
@@ -221,7 +216,7 @@ pub fn build(
             seeds: n,
             positions: level_size(n),
             seconds: Some(seconds),
-            counts: built.counts,
+            counts: Some(built.counts),
             peak_rss: sys::peak_rss(),
             max_depth: built.max_depth,
             mode: Some(mode),
@@ -243,19 +238,6 @@ pub struct BuiltLevel {
     pub max_depth: Option<u16>,
     /// What the exits phase cost.
     pub exits: ExitsStats,
-}
-
-fn max_entry(t: &Table) -> impl Fn(&[u8]) -> u16 + Sync + '_ {
-    move |c: &[u8]| {
-        if t.header().entry_bytes == 1 {
-            c.iter().copied().max().map_or(0, u16::from)
-        } else {
-            c.chunks_exact(2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]]))
-                .max()
-                .unwrap_or(0)
-        }
-    }
 }
 
 /// Solve level `n` and write it atomically into `dir` (values, and depths with `keep_depth`:

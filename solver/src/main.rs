@@ -234,7 +234,11 @@ fn print_header() {
 fn print_row(r: &LevelReport) {
     const NONE: &str = "–";
     let total = r.positions.max(1) as f64;
-    let pct = |x: u64| format!("{:.2}%", 100.0 * x as f64 / total);
+    let pct = |x: Option<u64>| {
+        x.map_or(NONE.to_string(), |x| {
+            format!("{:.2}%", 100.0 * x as f64 / total)
+        })
+    };
     let built = r.seconds.is_some();
     let per = |b: Option<u64>| match b {
         Some(b) if built && r.positions >= MEANINGFUL => format!("{:.2}", b as f64 / total),
@@ -263,9 +267,9 @@ fn print_row(r: &LevelReport) {
         exits.map_or(NONE.to_string(), |e| format!("{:.2}", e.seconds)),
         size(exits.and_then(|e| e.bytes_read)),
         read_ratio,
-        pct(r.counts.wins),
-        pct(r.counts.draws),
-        pct(r.counts.losses),
+        pct(r.counts.map(|c| c.wins)),
+        pct(r.counts.map(|c| c.draws)),
+        pct(r.counts.map(|c| c.losses)),
         r.max_depth.map_or(NONE.to_string(), |d| d.to_string()),
         match r.mode {
             Some(Mode::LowMemory) => "low-memory",

@@ -67,3 +67,36 @@ fn lincke_histograms_and_vu_example() {
     assert!(err.contains("awari") && err.contains("abapa"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The committed results (`results/histograms-awari.json`, written by `scripts/histograms.sh`
+/// from the long builds) hold every level once, in order, each counting all C(n+11, 11)
+/// boards with values in −n..=n, and agree with Lincke's published histograms on levels 0..12.
+#[test]
+fn committed_histograms_are_consistent() {
+    let results: serde_json::Value =
+        serde_json::from_str(include_str!("../../results/histograms-awari.json")).unwrap();
+    assert_eq!(results["rules"], "awari");
+    let lincke: serde_json::Value =
+        serde_json::from_str(include_str!("data/lincke_histograms_0_12.json")).unwrap();
+    let levels = results["levels"].as_array().unwrap();
+    assert!(levels.len() >= 25, "levels 0..24 at least");
+    for (k, level) in levels.iter().enumerate() {
+        let n = level["stones"].as_u64().unwrap() as u32;
+        assert_eq!(
+            n,
+            if k < 47 { k as u32 } else { k as u32 + 1 },
+            "levels in order"
+        );
+        let hist = level["histogram"].as_object().unwrap();
+        let total: u64 = hist.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(total, awari_db::all_boards(n), "level {n}");
+        assert_eq!(level["positions"].as_u64().unwrap(), total, "level {n}");
+        for v in hist.keys() {
+            let v: i64 = v.parse().unwrap();
+            assert!(v.abs() <= i64::from(n), "level {n}: value {v}");
+        }
+        if n <= 12 {
+            assert_eq!(level["histogram"], lincke[n.to_string()], "level {n}");
+        }
+    }
+}
