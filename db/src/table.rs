@@ -304,6 +304,27 @@ impl Table {
         let _ = access;
     }
 
+    /// Ask the kernel to read entries `range` into the page cache now, in the background
+    /// (`MADV_WILLNEED`): the next stretch of a sequential pass, read while this one is
+    /// worked on. Only advice, like [`Table::advise`].
+    pub fn prefetch(&self, range: std::ops::Range<u64>) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let width = u64::from(self.header.entry_bytes.max(1));
+            let start = (self.offset as u64 + range.start * width).min(map.len() as u64);
+            let end = (self.offset as u64 + range.end * width).min(map.len() as u64);
+            if start < end {
+                let _ = map.advise_range(
+                    memmap2::Advice::WillNeed,
+                    start as usize,
+                    (end - start) as usize,
+                );
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+
     /// Open a table file written by this library, checking its header against `expect` and
     /// its length against the header.
     pub fn open(path: impl AsRef<Path>, expect: Expect) -> Result<Table, TableError> {

@@ -36,6 +36,8 @@ use crate::sys;
 
 /// Lower-level positions per parallel work item of the stream (64 KiB of a table).
 const CHUNK: u64 = 1 << 16;
+/// Lower-level positions per read-ahead window (32 MiB of a table).
+const WINDOW: u64 = 1 << 25;
 /// Exit updates gathered before they are applied together (their cache misses overlap).
 const BATCH: usize = 256;
 /// The most seeds one capture takes: six opponent pits of 3 (a grand slam under `grand-slam`).
@@ -142,34 +144,55 @@ impl<'a> CaptureStream<'a> {
         raise: impl Fn(&[(u64, i8)]) + Sync,
         progress: &dyn Progress,
     ) {
-        let whole = range.start == 0 && range.end >= self.level.size();
         for &(c, table, source) in &self.sources {
             table.advise(Access::Sequential);
-            let data = table.data();
             let size = source.size();
-            (0..size.div_ceil(CHUNK)).into_par_iter().for_each(|k| {
-                let start = k * CHUNK;
-                let end = (start + CHUNK).min(size);
-                let mut batch: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
-                let values = &data[start as usize..end as usize];
-                for (child, &v) in source.boards(start..end).zip(values) {
-                    let exit = c as i8 - v as i8;
-                    child.for_each_uncapture(self.rules, c, |parent, _| {
-                        if let Some(q) = self.level.rank(&parent) {
-                            if whole || range.contains(&q) {
-                                batch.push((q, exit));
-                            }
-                        }
+            // Window by window, the next one read ahead in the background meanwhile.
+            table.prefetch(0..WINDOW.min(size));
+            for window in (0..size).step_by(WINDOW as usize) {
+                let last = (window + WINDOW).min(size);
+                table.prefetch(last..(last + WINDOW).min(size));
+                (0..(last - window).div_ceil(CHUNK))
+                    .into_par_iter()
+                    .for_each(|k| {
+                        let start = window + k * CHUNK;
+                        let end = (start + CHUNK).min(last);
+                        self.uncapture(c, table, &source, start..end, &range, &raise);
+                        progress.advance(end - start);
                     });
-                    if batch.len() >= BATCH {
-                        raise(&batch);
-                        batch.clear();
-                    }
-                }
-                raise(&batch);
-                progress.advance(end - start);
-            });
+            }
             table.advise(Access::Normal);
         }
+    }
+
+    /// Un-capture positions `chunk` of `source` (whose values are in `table`), `c` seeds
+    /// below level n, and hand `raise` the parents whose index lies in `range`.
+    fn uncapture(
+        &self,
+        c: u8,
+        table: &Table,
+        source: &Level,
+        chunk: Range<u64>,
+        range: &Range<u64>,
+        raise: &impl Fn(&[(u64, i8)]),
+    ) {
+        let whole = range.start == 0 && range.end >= self.level.size();
+        let values = &table.data()[chunk.start as usize..chunk.end as usize];
+        let mut batch: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
+        for (child, &v) in source.boards(chunk).zip(values) {
+            let exit = c as i8 - v as i8;
+            child.for_each_uncapture(self.rules, c, |parent, _| {
+                if let Some(q) = self.level.rank(&parent) {
+                    if whole || range.contains(&q) {
+                        batch.push((q, exit));
+                    }
+                }
+            });
+            if batch.len() >= BATCH {
+                raise(&batch);
+                batch.clear();
+            }
+        }
+        raise(&batch);
     }
 }
