@@ -191,3 +191,54 @@ pub fn duration(secs: f64) -> String {
         format!("{:.1} days", secs / 86400.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(memory: u64, disk: u64) -> Machine {
+        Machine {
+            memory: Some(memory),
+            disk: Some(disk),
+            threads: 2,
+            rate: 2.0e6,
+            low_ratio: 0.8,
+            bandwidth: 500e6,
+        }
+    }
+
+    #[test]
+    fn io_counts_the_lower_levels_once_per_pass() {
+        // Level 20 reads levels 2..=18 (c = 2..18) and writes itself.
+        let lower: u64 = (2..=18).map(level_size).sum();
+        assert_eq!(level_io(20, 1, false), lower + level_size(20));
+        assert_eq!(level_io(20, 3, false), 3 * lower + level_size(20));
+        // Low-memory: the work array once written, 2 × 20 steps, once read for the table.
+        assert_eq!(
+            level_io(20, 1, true),
+            lower + level_size(20) * (1 + 40 + 1) + level_size(20)
+        );
+        // Level 2 reads level 0 only.
+        assert_eq!(level_io(2, 1, false), 1 + level_size(2));
+    }
+
+    #[test]
+    fn render_says_where_memory_and_disk_run_out() {
+        let g = 1u64 << 30;
+        let plan = render(48, &machine(24 * g, 80 * g), false);
+        assert!(plan.contains("low-memory"), "{plan}");
+        assert!(plan.contains("does not fit"), "{plan}");
+        assert!(plan.contains("the disk fills at level 37"), "{plan}");
+        let big = render(48, &machine(512 * g, 2048 * g), false);
+        assert!(!big.contains("does not fit") && !big.contains("disk full"), "{big}");
+        let line48 = big.lines().find(|l| l.trim_start().starts_with("48 ")).unwrap();
+        assert!(line48.ends_with("memory"), "{line48}");
+        // With a budget below a level's in-memory need, its exits go in several buckets.
+        let squeezed = render(36, &machine(12 * g, 2048 * g), false);
+        let line36 = squeezed
+            .lines()
+            .find(|l| l.trim_start().starts_with("36 "))
+            .unwrap();
+        assert!(line36.contains("exits in buckets"), "{line36}");
+    }
+}
