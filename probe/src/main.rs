@@ -138,17 +138,35 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .into());
                 }
             }
+            // An explicit --db must work; ./awari-db, picked up only because it is there, must
+            // not turn a plain show into an error: then the board is shown without values.
             let default_db = Path::new("awari-db");
+            let implicit = db.db.is_none() && default_db.is_dir();
+            let note = |e: &dyn std::fmt::Display| {
+                eprintln!("note: ./awari-db not used ({e}); showing the board without values");
+            };
             let database = match db.db {
                 Some(dir) => Some(open_db(Some(dir), rules)?),
-                None if default_db.is_dir() => Some(open_db(None, rules)?),
+                None if implicit => match open_db(None, rules) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        note(&e);
+                        None
+                    }
+                },
                 None => None,
             };
             let rules = match (&database, rules) {
                 (Some(d), _) => d.rules(),
                 (None, r) => r.unwrap_or_default(),
             };
-            let r = report(&board, rules, database.as_ref())?;
+            let r = match report(&board, rules, database.as_ref()) {
+                Err(e) if implicit => {
+                    note(&e);
+                    report(&board, rules, None)?
+                }
+                r => r?,
+            };
             if json {
                 let mut j = r.to_json();
                 if let (Some(v), Some((a, b))) = (r.value, captured) {

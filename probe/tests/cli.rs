@@ -384,3 +384,51 @@ fn errors_a_user_will_make() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stdin line 2"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "-1");
 }
+
+/// `show` picks up `./awari-db` by itself; when that database cannot answer (another rule set,
+/// a level it lacks) the board is still shown, without values, with a note on stderr. An
+/// explicit `--db` keeps its errors.
+#[test]
+fn implicit_database_never_turns_show_into_an_error() {
+    let cwd = temp("implicit");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::os::unix::fs::symlink(db(Rules::Awari), cwd.join("awari-db")).unwrap();
+    let show = |args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(&cwd)
+            .arg("show")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let vu = ["1", "1", "1", "1", "1", "2", "4", "2", "3", "0", "0", "0"];
+    let text = |b: &[u8]| String::from_utf8_lossy(b).to_string();
+
+    let used = show(&vu);
+    assert!(used.status.success());
+    assert!(text(&used.stdout).contains("value: +0 (draw)"), "{}", text(&used.stdout));
+
+    let mut abapa = vec!["--rules", "abapa"];
+    abapa.extend(vu);
+    let other_rules = show(&abapa);
+    assert!(other_rules.status.success(), "{}", text(&other_rules.stderr));
+    assert!(text(&other_rules.stdout).contains("rules: abapa"));
+    assert!(text(&other_rules.stdout).contains("no database"));
+    assert!(text(&other_rules.stderr).starts_with("note: ./awari-db not used"));
+    assert_eq!(text(&other_rules.stderr).lines().count(), 1);
+
+    let twenty = ["2", "2", "2", "2", "2", "2", "2", "2", "0", "2", "2", "0"];
+    let missing = show(&twenty);
+    assert!(missing.status.success(), "{}", text(&missing.stderr));
+    assert!(text(&missing.stdout).contains("no database"));
+    assert!(text(&missing.stderr).contains("level 20"), "{}", text(&missing.stderr));
+
+    let mut explicit = vec!["--db", "awari-db", "--rules", "abapa"];
+    explicit.extend(vu);
+    let refused = show(&explicit);
+    assert_eq!(refused.status.code(), Some(1));
+    let mut explicit20 = vec!["--db", "awari-db"];
+    explicit20.extend(twenty);
+    assert_eq!(show(&explicit20).status.code(), Some(1));
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
