@@ -406,12 +406,20 @@ fn implicit_database_never_turns_show_into_an_error() {
 
     let used = show(&vu);
     assert!(used.status.success());
-    assert!(text(&used.stdout).contains("value: +0 (draw)"), "{}", text(&used.stdout));
+    assert!(
+        text(&used.stdout).contains("value: +0 (draw)"),
+        "{}",
+        text(&used.stdout)
+    );
 
     let mut abapa = vec!["--rules", "abapa"];
     abapa.extend(vu);
     let other_rules = show(&abapa);
-    assert!(other_rules.status.success(), "{}", text(&other_rules.stderr));
+    assert!(
+        other_rules.status.success(),
+        "{}",
+        text(&other_rules.stderr)
+    );
     assert!(text(&other_rules.stdout).contains("rules: abapa"));
     assert!(text(&other_rules.stdout).contains("no database"));
     assert!(text(&other_rules.stderr).starts_with("note: ./awari-db not used"));
@@ -421,7 +429,11 @@ fn implicit_database_never_turns_show_into_an_error() {
     let missing = show(&twenty);
     assert!(missing.status.success(), "{}", text(&missing.stderr));
     assert!(text(&missing.stdout).contains("no database"));
-    assert!(text(&missing.stderr).contains("level 20"), "{}", text(&missing.stderr));
+    assert!(
+        text(&missing.stderr).contains("level 20"),
+        "{}",
+        text(&missing.stderr)
+    );
 
     let mut explicit = vec!["--db", "awari-db", "--rules", "abapa"];
     explicit.extend(vu);

@@ -230,8 +230,14 @@ mod tests {
         assert!(plan.contains("does not fit"), "{plan}");
         assert!(plan.contains("the disk fills at level 37"), "{plan}");
         let big = render(48, &machine(512 * g, 2048 * g), false);
-        assert!(!big.contains("does not fit") && !big.contains("disk full"), "{big}");
-        let line48 = big.lines().find(|l| l.trim_start().starts_with("48 ")).unwrap();
+        assert!(
+            !big.contains("does not fit") && !big.contains("disk full"),
+            "{big}"
+        );
+        let line48 = big
+            .lines()
+            .find(|l| l.trim_start().starts_with("48 "))
+            .unwrap();
         assert!(line48.ends_with("memory"), "{line48}");
         // With a budget below a level's in-memory need, its exits go in several buckets.
         let squeezed = render(36, &machine(12 * g, 2048 * g), false);

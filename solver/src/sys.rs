@@ -105,22 +105,19 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Free bytes on the file system holding `dir`, if known (via `df`, which every Linux has).
+/// Bytes available to this (unprivileged) user on the file system holding `dir`, if known
+/// (`statvfs`: free blocks for unprivileged users × fragment size).
 pub fn disk_free(dir: &Path) -> Option<u64> {
-    let out = std::process::Command::new("df")
-        .arg("-Pk")
-        .arg(dir)
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let kib: u64 = text
-        .lines()
-        .nth(1)?
-        .split_whitespace()
-        .nth(3)?
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
+    #[cfg(unix)]
+    {
+        let st = rustix::fs::statvfs(dir).ok()?;
+        Some(st.f_bavail.saturating_mul(st.f_frsize))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
 /// Parse a size such as `512M`, `2G`, `1.5G`, `300000000` (bytes; K/M/G/T are powers of 1024).
@@ -162,5 +159,23 @@ pub fn human(bytes: u64) -> String {
         format!("{:.1} KiB", b / 1024.0)
     } else {
         format!("{bytes} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_free_and_process_io_are_read() {
+        let free = disk_free(&std::env::temp_dir()).expect("statvfs works here");
+        assert!(free > 0);
+        assert!(disk_free(Path::new("/no/such/directory")).is_none());
+        if Path::new("/proc/self/io").exists() {
+            assert!(read_bytes().is_some());
+            assert!(major_faults().is_some());
+        }
+        assert_eq!(human(512), "512 B");
+        assert_eq!(human(3 << 30), "3.00 GiB");
     }
 }
