@@ -13,10 +13,11 @@
 //! +---------+--------+------------------+-----------------------------------------+
 //! ```
 //!
-//! 1. **Exits.** One parallel pass over the level computes, for every position, its *exit
-//!    value*: the best `captures − value(child)` over its capturing moves, looked up in the
-//!    finished lower levels (memory-mapped), or its terminal value; and its counter: the number
-//!    of its non-capturing moves (whose children are in this level).
+//! 1. **Exits.** Every position gets its *exit value*: the best `captures − value(child)` over
+//!    its capturing moves, or its terminal value; and its counter: the number of its
+//!    non-capturing moves (whose children are in this level). A forward pass over the level
+//!    sets terminal values and counters; then the finished lower levels are streamed in order
+//!    and un-captured into their parents here (see [`crate::exits`]).
 //! 2. **Settling.** For i = n, n−1, …, 1 a parallel scan seeds every unsettled position whose
 //!    exit is ≥ i (a win by i) or whose exit is −i with every child already a win (a loss by
 //!    i). Each newly settled position is propagated at once, depth first, to its predecessors
@@ -32,10 +33,11 @@
 //! settle, and so on) and each position's wave is recorded as its depth (see [`crate::depth`]).
 //!
 //! Memory: 2 bytes per position of the level (plus 2 for depths and the wave frontier when
-//! depth tables are kept), plus the lower levels through the page cache.
+//! depth tables are kept). The lower levels are read once each, in order, and need not stay
+//! in the page cache.
 //!
-//! Setting the environment variable `AWARI_TIMINGS` prints each level's exits and settling
-//! times on stderr (for profiling).
+//! Setting the environment variable `AWARI_TIMINGS` prints each level's forward-pass, stream
+//! and settling times on stderr (for profiling).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
