@@ -43,6 +43,16 @@ const BATCH: usize = 256;
 /// The most seeds one capture takes: six opponent pits of 3 (a grand slam under `grand-slam`).
 const MAX_CAPTURE: u32 = 18;
 
+/// Positions (and bytes) of the levels that captures from level `n` reach, n−2 … n−18: what
+/// one stream pass reads.
+pub fn lower_positions(n: u32) -> u64 {
+    (2..=MAX_CAPTURE.min(n))
+        .map(|c| n - c)
+        .filter(|&m| level_exists(m))
+        .map(awari_db::level_size)
+        .sum()
+}
+
 /// The exit state of a position that reads no lower level: `(terminal value, 0)` for a
 /// finished game, else `(NO_EXIT, number of non-capturing moves)`; the capture exits are
 /// folded in afterwards by [`CaptureStream`].
@@ -132,7 +142,7 @@ impl<'a> CaptureStream<'a> {
 
     /// Lower-level positions (and bytes) read by one pass.
     pub(crate) fn positions(&self) -> u64 {
-        self.sources.iter().map(|(_, _, l)| l.size()).sum()
+        lower_positions(self.level.seeds())
     }
 
     /// One pass: for every capturing move of a level-n position whose index lies in `range`,

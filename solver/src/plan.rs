@@ -29,11 +29,7 @@ pub struct Machine {
 /// exits phase, read and written back once per settling step (n steps), and read once more
 /// to write the table; and the table itself, written once.
 pub fn level_io(n: u32, passes: u64, low_memory: bool) -> u64 {
-    let lower: u64 = (2..=18u32.min(n))
-        .map(|c| n - c)
-        .filter(|&m| level_exists(m))
-        .map(level_size)
-        .sum();
+    let lower = crate::exits::lower_positions(n);
     let size = level_size(n);
     let work = if low_memory {
         size * (1 + 2 * u64::from(n) + 1)
