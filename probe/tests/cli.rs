@@ -383,6 +383,68 @@ fn errors_a_user_will_make() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stdin line 2"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "-1");
+
+    // Far into the input (batch answers blocks of lines on all cores): every line before the
+    // bad one is answered, in order, and the error names the right line.
+    let mut rng = SplitMix64(11);
+    let boards: Vec<Board> = (0..70_000)
+        .map(|_| {
+            let n = rng.below(17) as u32;
+            rng.board(n)
+        })
+        .collect();
+    let mut input: String = boards.iter().map(|b| format!("{b}\n")).collect();
+    input.push_str("1 2 3\n0 0 0 0 0 0 0 0 0 0 0 1\n");
+    let out = probe(&["batch", "--db", d], Some(&input));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stdin line 70001:"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let database = Database::open(db(Rules::Awari), None).unwrap();
+    let answered: Vec<i8> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let expected: Vec<i8> = boards.iter().map(|b| database.value(b).unwrap()).collect();
+    assert_eq!(answered, expected);
+}
+
+/// `batch --json` writes its JSON by hand; it must be the text `to_json` serializes to, for
+/// every kind of board: every board of up to 7 seeds (terminal ones, full opponent rows,
+/// illegal pits), random ones up to 16, with and without a database, in all three rule sets.
+#[test]
+fn hand_written_json_is_the_serialized_json() {
+    for rules in Rules::ALL {
+        let database = Database::open(db(rules), None).unwrap();
+        let mut boards = Vec::new();
+        for n in 0..=7 {
+            let level = awari_db::Level::new(n);
+            boards.extend((0..level.size()).map(|i| level.unrank(i)));
+        }
+        // Boards in no level: every opponent pit holds a seed.
+        boards.push(Board::parse("0 0 0 0 0 0 1 1 1 1 1 1").unwrap());
+        boards.push(Board::parse("3 0 2 1 0 1 1 1 1 1 1 1").unwrap());
+        boards.push(Board::parse("1 0 2 0 0 3 1 2 1 1 2 1").unwrap());
+        let mut rng = SplitMix64(3);
+        boards.extend((0..5_000).map(|_| {
+            let n = rng.below(17) as u32;
+            rng.board(n)
+        }));
+        for b in &boards {
+            for with_db in [Some(&database), None] {
+                if with_db.is_none() && b.seeds() > 7 {
+                    continue;
+                }
+                let r = report(b, rules, with_db).unwrap();
+                let mut text = String::new();
+                r.write_json(&mut text);
+                assert_eq!(text, r.to_json().to_string(), "{b} {rules}");
+            }
+        }
+    }
 }
 
 /// `show` picks up `./awari-db` by itself; when that database cannot answer (another rule set,
