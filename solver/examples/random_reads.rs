@@ -35,7 +35,8 @@ fn main() {
     let (reads, sink) = (0..threads)
         .into_par_iter()
         .map(|t| {
-            let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            let mut x =
+                0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
             let mut sum = 0u64;
             let mut reads = 0u64;
             while start.elapsed() < budget {

@@ -81,6 +81,14 @@ fn counter_of(word: u16) -> u8 {
     ((word >> 8) & 7) as u8
 }
 
+/// Whether step `i` settles the position of `word` from its own state: unsettled, and won by
+/// an exit ≥ i, or lost by i with every child already a win (no branches: see `seed_chunk`).
+#[inline]
+fn is_seed(word: u16, i: i8) -> bool {
+    let exit = exit_of(word);
+    (word & SETTLED == 0) & ((exit >= i) | ((exit == -i) & (counter_of(word) == 0)))
+}
+
 /// Why a level could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum BuilderError {
@@ -301,29 +309,33 @@ impl<'a> LevelBuilder<'a> {
     /// return them per chunk: (chunk start, offsets and win flags).
     fn seed_chunk(&self, i: i8, start: u64, words: &[AtomicU16]) -> Vec<(u32, bool)> {
         let mut seeds: Vec<(u32, bool)> = Vec::new();
-        for (k, word) in words.iter().enumerate() {
-            let mut w = word.load(Relaxed);
-            loop {
-                if w & SETTLED != 0 {
-                    break;
-                }
-                let exit = exit_of(w);
-                let win = exit >= i;
-                if !(win || (exit == -i && counter_of(w) == 0)) {
-                    break;
-                }
-                let v = if win { i } else { -i };
-                // A failed exchange means another thread's propagation changed the word
-                // (settled it, or decremented its counter): look again.
-                match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
-                    Ok(_) => {
-                        seeds.push((k as u32, win));
-                        if let Some(d) = &self.depth {
-                            d[(start + k as u64) as usize].store(0, Relaxed);
+        // Most words are no seed, in an unpredictable pattern: test 64 at a time without
+        // branches, then settle only the candidates (each looked at again, atomically).
+        for (g, group) in words.chunks(64).enumerate() {
+            let mut candidates = 0u64;
+            for (k, word) in group.iter().enumerate() {
+                candidates |= u64::from(is_seed(word.load(Relaxed), i)) << k;
+            }
+            while candidates != 0 {
+                let k = g * 64 + candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                let word = &words[k];
+                let mut w = word.load(Relaxed);
+                while is_seed(w, i) {
+                    let win = exit_of(w) >= i;
+                    let v = if win { i } else { -i };
+                    // A failed exchange means another thread's propagation changed the word
+                    // (settled it, or decremented its counter): look again.
+                    match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
+                        Ok(_) => {
+                            seeds.push((k as u32, win));
+                            if let Some(d) = &self.depth {
+                                d[(start + k as u64) as usize].store(0, Relaxed);
+                            }
+                            break;
                         }
-                        break;
+                        Err(now) => w = now,
                     }
-                    Err(now) => w = now,
                 }
             }
         }
