@@ -78,8 +78,8 @@ struct Tables {
 
 /// Zeros before x = 0 in a `CUMULATIVE` row: x goes down to −1 − m ≥ −6.
 const PAD: usize = 8;
-/// Length of a `CUMULATIVE` row.
-const CUMULATIVE_LEN: usize = N + PAD;
+/// Length of a `CUMULATIVE` row: a power of two ≥ N + PAD, so a masked index needs no check.
+const CUMULATIVE_LEN: usize = 64;
 
 impl Tables {
     fn at(z: bool, p: usize, r: usize, v: usize) -> usize {
@@ -236,36 +236,34 @@ impl Level {
 
 /// The index by the small `CUMULATIVE` table (see [`Tables`]); `rank_by_offsets` is the
 /// same function by the large table, which the tests compare it with.
+///
+/// Branch-free and unrolled: the opponent pits always compute the correction term and keep it
+/// only while no empty opponent pit has been seen (and for v ≥ 1); every table index is
+/// masked to its 64-entry row, which it never leaves (r ≤ 48 + PAD, r − v − m ≥ PAD − 6).
 #[inline]
 fn rank(t: &Tables, board: &Board) -> Option<u64> {
+    const MASK: usize = CUMULATIVE_LEN - 1;
     let pits = board.pits();
     let mut r: usize = PAD + pits.iter().map(|&p| usize::from(p)).sum::<usize>();
     let mut index = 0u64;
-    // Opponent pits 11..6 until the first empty one: the correction term of z = false.
-    let mut p = PITS - 1;
-    loop {
+    let mut full = u64::MAX; // all ones while every opponent pit walked holds a seed
+    for p in (6..PITS).rev() {
         let v = usize::from(pits[p]);
-        if v == 0 {
-            break;
-        }
-        if p == 6 {
-            return None; // the opponent row is full
-        }
         let s = &t.cumulative[p];
         let m = p - 6;
-        index += s[r] - s[r - v] - (s[r - 1 - m] - s[r - v - m]);
+        let plain = s[r & MASK] - s[(r - v) & MASK];
+        let correction = s[(r - 1 - m) & MASK].wrapping_sub(s[(r - v - m) & MASK]);
+        full &= 0u64.wrapping_sub(u64::from(v != 0));
+        index = index.wrapping_add(plain.wrapping_sub(correction & full));
         r -= v;
-        p -= 1;
     }
-    // The first empty opponent pit adds nothing; every pit after it is plain.
-    while p > 1 {
-        p -= 1;
+    for p in (1..6).rev() {
         let v = usize::from(pits[p]);
         let s = &t.cumulative[p];
-        index += s[r] - s[r - v];
+        index += s[r & MASK] - s[(r - v) & MASK];
         r -= v;
     }
-    Some(index)
+    (full == 0).then_some(index)
 }
 
 /// The index by the large `OFFSET` table, one lookup per pit.
