@@ -368,7 +368,7 @@ mod tests {
                 checked += 1;
             });
         }
-        assert_eq!(checked, (0..=9).map(|n| all_boards(n)).sum::<u64>());
+        assert_eq!(checked, (0..=9).map(all_boards).sum::<u64>());
         let mut rng = SplitMix64(17);
         for _ in 0..500_000 {
             let n = rng.below(49) as u32;
