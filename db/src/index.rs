@@ -187,6 +187,9 @@ impl Level {
 
     /// The board at `index`.
     ///
+    /// Each pit's count is found by a binary search over the offsets of the `CUMULATIVE`
+    /// table (see [`Tables`]), which are non-decreasing in the count.
+    ///
     /// # Panics
     /// If `index >= self.size()`.
     pub fn unrank(&self, mut index: u64) -> Board {
@@ -195,6 +198,49 @@ impl Level {
             "index {index} out of level {}",
             self.seeds
         );
+        let t = self.tables;
+        let mut pits = [0u8; PITS];
+        let mut r = PAD + self.seeds as usize;
+        let mut full = true; // every opponent pit walked so far holds a seed
+        for p in (1..PITS).rev() {
+            let s = &t.cumulative[p];
+            let correct = full && p >= 6;
+            let m = p.saturating_sub(6);
+            // OFFSET[!full][p][r][v], as in `rank`.
+            let offset = |v: usize| -> u64 {
+                if v == 0 {
+                    return 0;
+                }
+                let plain = s[r] - s[r - v];
+                if correct {
+                    plain - (s[r - 1 - m] - s[r - v - m])
+                } else {
+                    plain
+                }
+            };
+            // The largest v whose offset does not pass the index (offset(0) = 0 always does).
+            let (mut lo, mut hi) = (0, r - PAD);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if offset(mid) <= index {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            index -= offset(lo);
+            pits[p] = lo as u8;
+            full &= !(p >= 6 && lo == 0);
+            r -= lo;
+        }
+        pits[0] = (r - PAD) as u8;
+        Board::from_pits(pits)
+    }
+
+    /// The board at `index` by a linear search of the `OFFSET` table (what the tests
+    /// compare `unrank` with).
+    #[cfg(test)]
+    fn unrank_by_offsets(&self, mut index: u64) -> Board {
         let mut pits = [0u8; PITS];
         let mut r = self.seeds as usize;
         let mut z = false;
@@ -343,6 +389,30 @@ impl Iterator for Boards {
 mod tests {
     use super::*;
     use crate::SplitMix64;
+
+    /// Every index of levels 0..=9 and random indices of every level (the first and last
+    /// of each too): the binary-search unrank equals the linear one, and rank inverts it.
+    #[test]
+    fn unrank_equals_offset_unrank() {
+        let mut rng = SplitMix64(23);
+        for n in 0..=MAX_SEEDS {
+            let level = Level::new(n);
+            let mut check = |i: u64| {
+                let b = level.unrank(i);
+                assert_eq!(b, level.unrank_by_offsets(i), "level {n} index {i}");
+                assert_eq!(level.rank(&b), Some(i), "level {n} index {i}");
+            };
+            if n <= 9 {
+                (0..level.size()).for_each(&mut check);
+            } else {
+                check(0);
+                check(level.size() - 1);
+                for _ in 0..20_000 {
+                    check(rng.below(level.size()));
+                }
+            }
+        }
+    }
 
     /// Every board of up to 9 seeds (indexed or not, C(n+11, 11) of each level) and random
     /// boards of every level: the small-table rank equals the one-lookup-per-pit rank.

@@ -120,6 +120,22 @@ const SOW: [[Packed; 49]; 6] = {
     t
 };
 
+/// `SEED_PIT[h][s]`: the pit where the `s`-th seed sown from pit `h` falls (the pit played is
+/// skipped on every lap), for the un-sowing loops. Built at compile time.
+const SEED_PIT: [[u8; 49]; 6] = {
+    let mut t = [[0u8; 49]; 6];
+    let mut h = 0;
+    while h < 6 {
+        let mut s = 1;
+        while s <= 48 {
+            t[h][s] = ((h + (s - 1) % 11 + 1) % PITS) as u8;
+            s += 1;
+        }
+        h += 1;
+    }
+    t
+};
+
 /// A sowing before the rules judge it (internal to move generation).
 #[derive(Clone, Copy, Debug)]
 struct Sowing {
@@ -313,11 +329,9 @@ impl Board {
                 continue;
             }
             let mut rem = a;
-            let mut s = 0usize;
-            loop {
-                s += 1;
-                let last = (h + (s - 1) % 11 + 1) % PITS;
-                if rem[last] == 0 || s > 48 {
+            for s in 1..=crate::MAX_SEEDS as usize {
+                let last = usize::from(SEED_PIT[h][s]);
+                if rem[last] == 0 {
                     break;
                 }
                 rem[last] -= 1;
@@ -438,7 +452,7 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
 fn unsow_to(sown: &[u8; PITS], h: usize, last: usize, mut f: impl FnMut(Board)) {
     let mut rem = *sown;
     for s in 1..=crate::MAX_SEEDS as usize {
-        let pos = (h + (s - 1) % 11 + 1) % PITS;
+        let pos = usize::from(SEED_PIT[h][s]);
         if rem[pos] == 0 {
             return;
         }
