@@ -53,13 +53,14 @@ fn completions(p: usize, s: i64, zero_seen: bool) -> u64 {
     spread(p, s) - spread(p, s - m)
 }
 
-/// `OFFSET[z][p][r][v]`: boards of the level skipped by putting `v` seeds in pit `p`
-/// when `r` seeds remain for pits `p ..= 0` and `z` says whether an empty opponent pit was seen.
-///
-/// `rank` uses a table 80 times smaller, which stays in the L1 cache beside the builder's
-/// random accesses: `CUMULATIVE[p][x + PAD] = C(x + p, p)`, the boards of any `p` pits with
-/// at most `x` seeds (0 for x < 0). By the hockey-stick identity the offsets are differences
-/// of it (writing S for CUMULATIVE[p] and m = p − 6):
+/// The index is a sum of offsets: `OFFSET[z][p][r][v]`, the boards of the level skipped by
+/// putting `v` seeds in pit `p` when `r` seeds remain for pits `p ..= 0` and `z` says
+/// whether an empty opponent pit was seen. That table (2 × 12 × 49 × 49 entries, 451 KiB)
+/// is built in the tests only, as the definition. `rank` and `unrank` use one 80 times
+/// smaller, which stays in the L1 cache beside the builder's random accesses:
+/// `CUMULATIVE[p][x + PAD] = C(x + p, p)`, the boards of any `p` pits with at most `x` seeds
+/// (0 for x < 0). By the hockey-stick identity the offsets are differences of it (writing S
+/// for CUMULATIVE[p] and m = p − 6):
 ///
 /// ```text
 /// OFFSET[true][p][r][v]        = S[r] − S[r−v]
@@ -71,6 +72,7 @@ fn completions(p: usize, s: i64, zero_seen: bool) -> u64 {
 /// those with an empty pit among 6..p−1: all completions minus those with every one of the m
 /// pits holding a seed.)
 struct Tables {
+    #[cfg(test)]
     offset: Vec<u64>,
     cumulative: [[u64; CUMULATIVE_LEN]; PITS],
     sizes: [u64; N],
@@ -82,11 +84,14 @@ const PAD: usize = 8;
 const CUMULATIVE_LEN: usize = 64;
 
 impl Tables {
+    #[cfg(test)]
     fn at(z: bool, p: usize, r: usize, v: usize) -> usize {
         ((usize::from(z) * PITS + p) * N + r) * N + v
     }
 
-    fn build() -> Tables {
+    /// The `OFFSET` table, straight from its definition.
+    #[cfg(test)]
+    fn offsets() -> Vec<u64> {
         let mut offset = vec![0u64; 2 * PITS * N * N];
         for z in [false, true] {
             for p in 0..PITS {
@@ -102,6 +107,10 @@ impl Tables {
                 }
             }
         }
+        offset
+    }
+
+    fn build() -> Tables {
         let mut sizes = [0u64; N];
         for (n, size) in sizes.iter_mut().enumerate() {
             *size = completions(PITS, n as i64, false);
@@ -113,7 +122,8 @@ impl Tables {
             }
         }
         Tables {
-            offset,
+            #[cfg(test)]
+            offset: Tables::offsets(),
             cumulative,
             sizes,
         }

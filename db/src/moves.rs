@@ -329,8 +329,8 @@ impl Board {
                 continue;
             }
             let mut rem = a;
-            for s in 1..=crate::MAX_SEEDS as usize {
-                let last = usize::from(SEED_PIT[h][s]);
+            for (s, &last) in SEED_PIT[h].iter().enumerate().skip(1) {
+                let last = usize::from(last);
                 if rem[last] == 0 {
                     break;
                 }
@@ -451,8 +451,8 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
 #[inline]
 fn unsow_to(sown: &[u8; PITS], h: usize, last: usize, mut f: impl FnMut(Board)) {
     let mut rem = *sown;
-    for s in 1..=crate::MAX_SEEDS as usize {
-        let pos = usize::from(SEED_PIT[h][s]);
+    for (s, &pos) in SEED_PIT[h].iter().enumerate().skip(1) {
+        let pos = usize::from(pos);
         if rem[pos] == 0 {
             return;
         }
