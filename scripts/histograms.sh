@@ -22,7 +22,7 @@ declare -A have
 if [ -f "$OUT" ]; then
   while IFS= read -r line; do
     n=$(sed -n 's/^ *{"stones":\([0-9]*\),.*/\1/p' <<<"$line")
-    [ -n "$n" ] && have[$n]=$(sed 's/,$//' <<<"$line")
+    [ -n "$n" ] && have[$n]=$(sed 's/^ *//; s/,$//' <<<"$line")
   done < "$OUT"
 fi
 for n in $(seq 0 "$MAX"); do
