@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::Context;
-use awari_db::{Board, Levels, Rules};
+use awari_db::{level_exists, level_path, Board, Levels, Rules};
 use awari_solver::build::{build, BuildOptions, LevelReport, Mode};
 use awari_solver::{plan, stats, sys, verify, Progress};
 use clap::{Parser, Subcommand};
@@ -107,7 +107,8 @@ enum Command {
         /// current directory when --db does not exist yet).
         #[arg(long, value_parser = sys::parse_size)]
         disk: Option<u64>,
-        /// Database directory whose free disk is planned with.
+        /// Database directory whose free disk is planned with; the levels already in it are
+        /// shown as such and need no time or new disk.
         #[arg(long, default_value = "awari-db")]
         db: PathBuf,
         /// Sequential disk bandwidth in MB/s for the I/O estimate (default: a SATA SSD; a
@@ -374,6 +375,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 rate: rate_per_thread,
                 low_ratio: low_memory_ratio,
                 bandwidth: disk_bandwidth * 1e6,
+                built: std::array::from_fn(|n| {
+                    level_exists(n as u32) && level_path(&db, n as u32).exists()
+                }),
             };
             print!("{}", plan::render(max_stones, &machine, depth));
             Ok(())

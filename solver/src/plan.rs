@@ -22,6 +22,8 @@ pub struct Machine {
     pub low_ratio: f64,
     /// Sequential disk bandwidth, bytes per second.
     pub bandwidth: f64,
+    /// Levels already in the database: their disk is already used, and they take no time.
+    pub built: [bool; 49],
 }
 
 /// Sequential bytes level `n` reads and writes: the lower levels n−2 … n−18 once per exits
@@ -74,8 +76,24 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut first_unfit = None;
     let mut first_no_disk = None;
     let mut peak_work = 0u64;
+    let mut disk_new = 0u64; // of the levels not built yet
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
+        let disk = p * if depth { 3 } else { 1 } + 128;
+        disk_total += disk;
+        if m.built[n as usize] {
+            s.push_str(&format!(
+                "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}  in the database\n",
+                "–",
+                human(disk),
+                human(disk_total),
+                "–",
+                "–",
+                duration(secs_total),
+            ));
+            continue;
+        }
+        disk_new += disk;
         let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
         let in_memory = memory_needed(n, depth);
         let low = lowmem::memory_needed(n, m.threads);
@@ -98,11 +116,9 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             let ram = if depth { in_memory } else { low };
             ("does not fit", ram, f64::NAN, 1, false)
         };
-        let disk = p * if depth { 3 } else { 1 } + 128;
-        disk_total += disk;
         let work = if low_mode { lowmem::disk_needed(n) } else { 0 };
         peak_work = peak_work.max(work);
-        let disk_ok = m.disk.is_none_or(|free| disk_total + work <= free);
+        let disk_ok = m.disk.is_none_or(|free| disk_new + work <= free);
         if !disk_ok && first_no_disk.is_none() {
             first_no_disk = Some(n);
         }
@@ -166,8 +182,8 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     }
     if let (Some(n), Some(free)) = (first_no_disk, m.disk) {
         s.push_str(&format!(
-            "the disk fills at level {n}: 0..{max} needs {} (+ {} of work file), {} is free\n",
-            human(disk_total),
+            "the disk fills at level {n}: the levels of 0..{max} not built yet need {} (+ {} of work file), {} is free\n",
+            human(disk_new),
             human(peak_work),
             human(free)
         ));
@@ -200,7 +216,31 @@ mod tests {
             rate: 2.0e6,
             low_ratio: 0.8,
             bandwidth: 500e6,
+            built: [false; 49],
         }
+    }
+
+    /// Levels already in the database take no time and no new disk.
+    #[test]
+    fn built_levels_need_no_new_disk() {
+        let g = 1u64 << 30;
+        // 0..36 needs 55 GiB of tables; with 0..34 built (31 GiB), 44 GiB free is enough.
+        let fresh = render(36, &machine(22 * g, 44 * g), false);
+        assert!(fresh.contains("the disk fills at level"), "{fresh}");
+        let mut m = machine(22 * g, 44 * g);
+        m.built[..=34].fill(true);
+        let resumed = render(36, &m, false);
+        assert!(!resumed.contains("disk full"), "{resumed}");
+        let line34 = resumed
+            .lines()
+            .find(|l| l.trim_start().starts_with("34 "))
+            .unwrap();
+        assert!(line34.ends_with("in the database"), "{line34}");
+        let line35 = resumed
+            .lines()
+            .find(|l| l.trim_start().starts_with("35 "))
+            .unwrap();
+        assert!(!line35.ends_with("in the database"), "{line35}");
     }
 
     #[test]
