@@ -249,6 +249,16 @@ impl Report {
                 out.push('-');
             }
             let mut x = x.unsigned_abs();
+            // Pits, seeds and values: one or two digits, nearly always.
+            if x < 10 {
+                out.push((b'0' + x as u8) as char);
+                return;
+            }
+            if x < 100 {
+                out.push((b'0' + (x / 10) as u8) as char);
+                out.push((b'0' + (x % 10) as u8) as char);
+                return;
+            }
             let mut digits = [0u8; 20];
             let mut n = 0;
             loop {
