@@ -121,14 +121,15 @@ const SOW: [[Packed; 49]; 6] = {
 };
 
 /// `SEED_PIT[h][s]`: the pit where the `s`-th seed sown from pit `h` falls (the pit played is
-/// skipped on every lap), for the un-sowing loops. Built at compile time.
+/// skipped on every lap), for the un-sowing loops: byte 15 of `SOW[h][s]`, unpacked at
+/// compile time.
 const SEED_PIT: [[u8; 49]; 6] = {
     let mut t = [[0u8; 49]; 6];
     let mut h = 0;
     while h < 6 {
         let mut s = 1;
         while s <= 48 {
-            t[h][s] = ((h + (s - 1) % 11 + 1) % PITS) as u8;
+            t[h][s] = (SOW[h][s] >> 120) as u8;
             s += 1;
         }
         h += 1;
