@@ -68,6 +68,17 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `count` random boards of 0..=16 seeds (within the test databases), the same for a seed.
+fn random_boards(seed: u64, count: usize) -> Vec<Board> {
+    let mut rng = SplitMix64(seed);
+    (0..count)
+        .map(|_| {
+            let n = rng.below(17) as u32;
+            rng.board(n)
+        })
+        .collect()
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -217,13 +228,7 @@ fn without_depth_tables_lines_never_claim_a_wrong_score() {
 fn batch_agrees_with_show() {
     let d = db(Rules::Awari);
     let database = Database::open(d, None).unwrap();
-    let mut rng = SplitMix64(5);
-    let boards: Vec<Board> = (0..10_000)
-        .map(|_| {
-            let n = rng.below(17) as u32;
-            rng.board(n)
-        })
-        .collect();
+    let boards = random_boards(5, 10_000);
     let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     let out = probe(&["batch", "--db", path_str(d)], Some(&input));
     assert!(
@@ -386,13 +391,7 @@ fn errors_a_user_will_make() {
 
     // Far into the input (batch answers blocks of lines on all cores): every line before the
     // bad one is answered, in order, and the error names the right line.
-    let mut rng = SplitMix64(11);
-    let boards: Vec<Board> = (0..70_000)
-        .map(|_| {
-            let n = rng.below(17) as u32;
-            rng.board(n)
-        })
-        .collect();
+    let boards = random_boards(11, 70_000);
     let mut input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     input.push_str("1 2 3\n0 0 0 0 0 0 0 0 0 0 0 1\n");
     let out = probe(&["batch", "--db", d], Some(&input));
@@ -428,11 +427,7 @@ fn hand_written_json_is_the_serialized_json() {
         boards.push(Board::parse("0 0 0 0 0 0 1 1 1 1 1 1").unwrap());
         boards.push(Board::parse("3 0 2 1 0 1 1 1 1 1 1 1").unwrap());
         boards.push(Board::parse("1 0 2 0 0 3 1 2 1 1 2 1").unwrap());
-        let mut rng = SplitMix64(3);
-        boards.extend((0..5_000).map(|_| {
-            let n = rng.below(17) as u32;
-            rng.board(n)
-        }));
+        boards.extend(random_boards(3, 5_000));
         for b in &boards {
             for with_db in [Some(&database), None] {
                 if with_db.is_none() && b.seeds() > 7 {
