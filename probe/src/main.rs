@@ -1,6 +1,6 @@
 //! `awari-probe`: values and perfect moves from the command line.
 
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -261,13 +261,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// Read boards from stdin, one per line, and print one value (or `show` JSON) per line.
 ///
-/// Lines are read in blocks and answered on all cores, each block's answers written in input
-/// order. The first bad line stops the run with its line number, after every line before it
-/// has been answered.
+/// Input is read in blocks of whole lines, and each block is answered on all cores, its
+/// answers written in input order. The first bad line stops the run with its line number,
+/// after every line before it has been answered.
 fn batch(db: Database, json: bool) -> anyhow::Result<()> {
     use rayon::prelude::*;
-    /// Lines per block: large enough to keep the cores busy, small enough to stream.
-    const BLOCK: usize = 1 << 15;
+    /// Input bytes per block: large enough to keep the cores busy, small enough to stream.
+    const BLOCK: usize = 1 << 20;
     /// Lines per task within a block.
     const TASK: usize = 1 << 10;
     let stdin = std::io::stdin();
@@ -275,16 +275,25 @@ fn batch(db: Database, json: bool) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut first = 1u64; // the line number of the block's first line
-    let mut lines: Vec<String> = Vec::with_capacity(BLOCK);
+    let mut block: Vec<u8> = Vec::with_capacity(2 * BLOCK);
+    let mut rest: Vec<u8> = Vec::new(); // a line begun at the end of the previous block
     loop {
-        lines.clear();
-        let mut line = String::new();
-        while lines.len() < BLOCK && input.read_line(&mut line).context("reading stdin")? > 0 {
-            lines.push(std::mem::take(&mut line));
+        block.clear();
+        block.append(&mut rest);
+        let eof = fill(&mut input, &mut block, BLOCK)?;
+        // Whole lines only: keep what follows the last newline for the next block.
+        if !eof {
+            let end = block.iter().rposition(|&b| b == b'\n').map_or(0, |k| k + 1);
+            rest.extend_from_slice(&block[end..]);
+            block.truncate(end);
         }
-        if lines.is_empty() {
-            break;
+        if block.is_empty() {
+            if eof {
+                break;
+            }
+            continue;
         }
+        let lines: Vec<&[u8]> = block.split_inclusive(|&b| b == b'\n').collect();
         let answers: Vec<(String, Option<anyhow::Error>)> = lines
             .par_chunks(TASK)
             .enumerate()
@@ -307,21 +316,43 @@ fn batch(db: Database, json: bool) -> anyhow::Result<()> {
             }
         }
         first += lines.len() as u64;
+        if eof {
+            break;
+        }
     }
     out.flush()?;
     Ok(())
+}
+
+/// Append up to `want` bytes of `input` to `buf`; returns whether the input has ended.
+fn fill(input: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> anyhow::Result<bool> {
+    let mut got = 0;
+    while got < want {
+        let k = input
+            .by_ref()
+            .take((want - got) as u64)
+            .read_to_end(buf)
+            .context("reading stdin")?;
+        if k == 0 {
+            return Ok(true);
+        }
+        got += k;
+    }
+    Ok(false)
 }
 
 /// Append the answer to one `batch` input line (nothing for a blank line).
 fn answer(
     db: &Database,
     json: bool,
-    line: &str,
+    line: &[u8],
     number: u64,
     out: &mut String,
 ) -> anyhow::Result<()> {
     use std::fmt::Write;
-    let text = line.trim();
+    let text = std::str::from_utf8(line)
+        .map_err(|_| UsageError(format!("stdin line {number}: not UTF-8 text")))?
+        .trim();
     if text.is_empty() {
         return Ok(());
     }

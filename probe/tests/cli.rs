@@ -42,6 +42,11 @@ fn db(rules: Rules) -> &'static Path {
 }
 
 fn probe(args: &[&str], stdin: Option<&str>) -> Output {
+    probe_bytes(args, stdin.map(str::as_bytes))
+}
+
+/// `probe` with any bytes on stdin.
+fn probe_bytes(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut cmd = Command::new(BIN);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() {
@@ -53,8 +58,8 @@ fn probe(args: &[&str], stdin: Option<&str>) -> Output {
     if let Some(text) = stdin {
         use std::io::Write;
         let mut input = child.stdin.take().unwrap();
-        let text = text.to_string();
-        std::thread::spawn(move || input.write_all(text.as_bytes()).unwrap());
+        let text = text.to_vec();
+        std::thread::spawn(move || input.write_all(&text).unwrap());
     }
     child.wait_with_output().unwrap()
 }
@@ -246,6 +251,11 @@ fn batch_agrees_with_show() {
         let r = report(b, Rules::Awari, Some(&database)).unwrap();
         assert_eq!(r.value, Some(*v), "{b}");
     }
+    // Windows line ends, blank lines (no answer) and a last line without its newline.
+    let input = format!("{}\r\n\n  \n{}\r\n{}", boards[0], boards[1], boards[2]);
+    let out = probe(&["batch", "--db", path_str(d)], Some(&input));
+    let expected: String = values[..3].iter().map(|v| format!("{v}\n")).collect();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
     // The JSON form is show's JSON, line for line.
     let few: String = boards[..30].iter().map(|b| format!("{b}\n")).collect();
     let out = probe(&["batch", "--db", path_str(d), "--json"], Some(&few));
@@ -388,6 +398,19 @@ fn errors_a_user_will_make() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stdin line 2"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "-1");
+
+    // Bytes that are not text, on line 3.
+    let out = probe_bytes(
+        &["batch", "--db", d],
+        Some(b"0 0 0 0 0 0 0 0 0 0 0 1\n\n\xff 1\n"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stdin line 3: not UTF-8 text"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "-1\n");
 
     // Far into the input (batch answers blocks of lines on all cores): every line before the
     // bad one is answered, in order, and the error names the right line.

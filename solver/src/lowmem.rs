@@ -7,19 +7,27 @@
 //! code  0..13  unsettled: code = 2 × counter + exit_ok
 //!              counter  = non-capturing children not yet known to be wins (0..6)
 //!              exit_ok  = its exit value is ≤ −i at the current step i (a loss if counter hits 0)
-//! code 14, 15  settled at this step from its exit (win, loss), not yet propagated
-//! code 16, 17  settled at this step (win, loss), propagated, value not yet written
+//! code 14..17  settled at step i (win, loss; 14, 15 for even i, 16, 17 for odd i), value not
+//!              yet written
 //! code 18, 19  settled at an earlier step (win, loss), value on disk
 //! ```
 //!
 //! On disk, one byte per position (`level-NN.work.tmp`): the exit value while a position is
-//! unsettled, its final value once it is settled. Each step i = n … 1 makes
-//! 1. one streaming pass over the disk bytes, in parallel chunks: positions settled at step
-//!    i+1 get their value (±(i+1)) written in place of their exit; unsettled positions get
-//!    `exit_ok = exit ≤ −i`, and those whose exit decides them at step i become seeds;
-//! 2. one pass over the packed states in RAM: each chunk's seeds are propagated depth first
-//!    to their predecessors by un-moves, exactly as in the in-memory algorithm (the loss test
-//!    reads `exit_ok` instead of the exit), with compare-and-swap on the packed words.
+//! unsettled, its final value once it is settled. Each step i = n … 1 is one parallel pass
+//! over the level in chunks. Each chunk is first streamed: positions settled at step i+1 get
+//! their value (±(i+1)) written in place of their exit; unsettled positions get
+//! `exit_ok = exit ≤ −i`, and those whose exit decides them at step i are settled (seeds).
+//! Then the chunk's seeds are propagated depth first to their predecessors by un-moves,
+//! exactly as in the in-memory algorithm (the loss test reads `exit_ok` instead of the exit),
+//! with compare-and-swap on the packed words.
+//!
+//! Propagation from one chunk reaches chunks not yet streamed at this step. That is sound:
+//! - the two parities keep a position settled at step i apart from one settled at step i+1,
+//!   whose value the stream is still to write;
+//! - a stale `exit_ok` (exit ≤ −(i+1)) implies the fresh one, so a loss it allows is a loss
+//!   at step i too; and a counter it leaves at zero with the exit −i is a seed of the stream.
+//!
+//! So every step settles the same set as the in-memory algorithm's.
 //!
 //! A final pass writes the table: the disk byte of settled positions, 0 for the others. Only
 //! the packed states are accessed at random; the disk bytes are read and written in order.
@@ -40,9 +48,16 @@ use crate::level::{propagate, seed_boards, LevelCounts, Progress, Settle, NO_EXI
 const PER_WORD: u64 = 12;
 const BITS: u32 = 5;
 const MASK: u64 = 31;
-const SEED_WIN: u64 = 14;
-const NEW_WIN: u64 = 16;
+/// The first settled code: 14, 15 (even steps) and 16, 17 (odd steps) are settled at the current
+/// or the previous step; 18, 19 earlier.
+const SETTLED: u64 = 14;
 const DONE_WIN: u64 = 18;
+
+/// The code of a position settled at step `i`: won (for its mover) or lost.
+#[inline]
+fn new_code(i: i8, win: bool) -> u64 {
+    SETTLED + 2 * (i as u64 & 1) + u64::from(!win)
+}
 /// Positions per streaming chunk (a multiple of 12, so chunks own whole words): 768 KiB on disk.
 const CHUNK: u64 = PER_WORD << 16;
 
@@ -124,23 +139,23 @@ impl Settle for Packed {
     }
 
     #[inline]
-    fn update(&self, q: u64, _i: i8, child_won: bool) -> bool {
+    fn update(&self, q: u64, i: i8, child_won: bool) -> bool {
         let mut settled = false;
         self.update(q, |code| {
             // Called again after a failed exchange: decide afresh from the current code.
             settled = false;
-            if code >= SEED_WIN {
+            if code >= SETTLED {
                 return None;
             }
             if !child_won {
                 settled = true;
-                return Some(NEW_WIN);
+                return Some(new_code(i, true));
             }
             let (counter, exit_ok) = (code / 2, code % 2);
             let left = counter - 1;
             if left == 0 && exit_ok == 1 {
                 settled = true;
-                Some(NEW_WIN + 1)
+                Some(new_code(i, false))
             } else {
                 Some(2 * left + exit_ok)
             }
@@ -236,27 +251,9 @@ impl<'a> LowMemoryBuilder<'a> {
         let exits = self.compute_exits(progress)?;
         progress.phase("settle", self.level.size());
         for i in (1..=n as i8).rev() {
-            self.stream_step(Some(i))?;
-            self.chunks().for_each(|(start, end)| {
-                let mut seeds = Vec::new();
-                for q in start..end {
-                    let (code, changed) = self
-                        .state
-                        .update(q, |c| (c == SEED_WIN || c == SEED_WIN + 1).then_some(c + 2));
-                    if changed {
-                        seeds.push(((q - start) as u32, code == SEED_WIN));
-                    }
-                }
-                if seeds.is_empty() {
-                    return;
-                }
-                let mut stack = seed_boards(&self.level, start, &seeds);
-                let count = seeds.len() as u64
-                    + propagate(&self.state, &self.level, self.rules, i, &mut stack);
-                progress.advance(count);
-            });
+            self.stream_step(Some(i), progress)?;
         }
-        self.stream_step(None)?;
+        self.stream_step(None, progress)?;
         Ok(exits)
     }
 
@@ -316,56 +313,78 @@ impl<'a> LowMemoryBuilder<'a> {
         Ok(meter.finish(&self.stream, passes as u32))
     }
 
-    /// The streaming pass before step `i` (or the last one, `None`, after step 1): write the
-    /// values of the positions the previous step settled, and mark step `i`'s seeds and
-    /// `exit_ok` bits.
-    fn stream_step(&self, i: Option<i8>) -> Result<(), TableError> {
+    /// Step `i` (or, with `None` after step 1, the last pass), one chunk at a time: write the
+    /// values of the positions the previous step settled, update `exit_ok`, settle the
+    /// positions whose exit decides them at step `i`, and propagate them.
+    fn stream_step(&self, i: Option<i8>, progress: &dyn Progress) -> Result<(), TableError> {
         let prev = i.map_or(1, |i| i + 1);
+        let done = [new_code(prev, true), new_code(prev, false)];
         self.chunks().try_for_each(|(start, end)| {
             let mut buf = vec![0u8; (end - start) as usize];
             self.read(start, &mut buf)?;
             let mut dirty = false;
-            // No propagation runs during this pass and a chunk owns whole words: each word is
-            // read once, its 12 codes rewritten, and stored once.
+            let mut seeds: Vec<(u32, bool)> = Vec::new();
+            // Propagation from other chunks may change a word meanwhile: each word's 12 codes
+            // are rewritten and exchanged as one, and decided afresh if the exchange fails.
             let first = (start / PER_WORD) as usize;
             for (w, bytes) in buf.chunks_mut(PER_WORD as usize).enumerate() {
                 let word = &self.state.words[first + w];
-                let old = word.load(Relaxed);
-                let mut new = old;
-                for (k, byte) in bytes.iter_mut().enumerate() {
-                    let shift = BITS as u64 * k as u64;
-                    let code = (old >> shift) & MASK;
-                    let next = if code == NEW_WIN || code == NEW_WIN + 1 {
-                        let win = code == NEW_WIN;
-                        *byte = (if win { prev } else { -prev }) as u8;
-                        dirty = true;
-                        if win {
-                            DONE_WIN
+                let mut old = word.load(Relaxed);
+                loop {
+                    let mut new = old;
+                    let mut found = 0u32; // word-local seeds: bit k set, bit 16 + k a win
+                    for (k, byte) in bytes.iter_mut().enumerate() {
+                        let shift = BITS as u64 * k as u64;
+                        let code = (old >> shift) & MASK;
+                        let next = if code == done[0] || code == done[1] {
+                            let win = code == done[0];
+                            *byte = (if win { prev } else { -prev }) as u8;
+                            dirty = true;
+                            DONE_WIN + u64::from(!win)
+                        } else if let (true, Some(i)) = (code < SETTLED, i) {
+                            let exit = *byte as i8;
+                            let counter = code / 2;
+                            let exit_ok = exit <= -i;
+                            if exit >= i && exit != NO_EXIT {
+                                found |= 0x10001 << k;
+                                new_code(i, true)
+                            } else if counter == 0 && exit_ok {
+                                found |= 1 << k;
+                                new_code(i, false)
+                            } else {
+                                2 * counter + u64::from(exit_ok)
+                            }
                         } else {
-                            DONE_WIN + 1
+                            code
+                        };
+                        new = (new & !(MASK << shift)) | (next << shift);
+                    }
+                    if new == old {
+                        break;
+                    }
+                    match word.compare_exchange_weak(old, new, Relaxed, Relaxed) {
+                        Ok(_) => {
+                            let base = (w as u64 * PER_WORD) as u32;
+                            let mut bits = found & 0xffff;
+                            while bits != 0 {
+                                let k = bits.trailing_zeros();
+                                bits &= bits - 1;
+                                seeds.push((base + k, found & (0x10000 << k) != 0));
+                            }
+                            break;
                         }
-                    } else if let (true, Some(i)) = (code < SEED_WIN, i) {
-                        let exit = *byte as i8;
-                        let counter = code / 2;
-                        let exit_ok = exit <= -i;
-                        if exit >= i && exit != NO_EXIT {
-                            SEED_WIN
-                        } else if counter == 0 && exit_ok {
-                            SEED_WIN + 1
-                        } else {
-                            2 * counter + u64::from(exit_ok)
-                        }
-                    } else {
-                        code
-                    };
-                    new = (new & !(MASK << shift)) | (next << shift);
-                }
-                if new != old {
-                    word.store(new, Relaxed);
+                        Err(now) => old = now,
+                    }
                 }
             }
             if dirty {
                 self.write(start, &buf)?;
+            }
+            if let (false, Some(i)) = (seeds.is_empty(), i) {
+                let mut stack = seed_boards(&self.level, start, &seeds);
+                let count = seeds.len() as u64
+                    + propagate(&self.state, &self.level, self.rules, i, &mut stack);
+                progress.advance(count);
             }
             Ok(())
         })
@@ -384,7 +403,7 @@ impl<'a> LowMemoryBuilder<'a> {
             let mut buf = vec![0u8; (end - start) as usize];
             self.read(start, &mut buf)?;
             for (k, byte) in buf.iter_mut().enumerate() {
-                if self.state.get(start + k as u64) < SEED_WIN {
+                if self.state.get(start + k as u64) < SETTLED {
                     *byte = 0; // never settled: an endless cycle, a draw
                 }
                 counts.add(*byte as i8);

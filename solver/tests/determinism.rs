@@ -111,18 +111,22 @@ fn low_memory_mode_writes_the_same_bytes() {
         let mem = temp(&format!("mem-{rules}"));
         let low1 = temp(&format!("low1-{rules}"));
         let low2 = temp(&format!("low2-{rules}"));
+        // More threads than cores: chunks streamed while others propagate into them.
+        let low5 = temp(&format!("low5-{rules}"));
         build_mode(&mem, 2, rules, 14, Mode::InMemory);
         build_mode(&low1, 1, rules, 14, Mode::LowMemory);
         build_mode(&low2, 2, rules, 14, Mode::LowMemory);
+        build_mode(&low5, 5, rules, 14, Mode::LowMemory);
         assert_same(&mem, &low1, 14);
         assert_same(&mem, &low2, 14);
+        assert_same(&mem, &low5, 14);
         // The work array is removed.
         assert!(std::fs::read_dir(&low2).unwrap().all(|e| !e
             .unwrap()
             .file_name()
             .to_string_lossy()
             .contains("work")));
-        for d in [mem, low1, low2] {
+        for d in [mem, low1, low2, low5] {
             std::fs::remove_dir_all(d).unwrap();
         }
     }
