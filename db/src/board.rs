@@ -106,6 +106,42 @@ impl Board {
         Board::new(pits)
     }
 
+    /// The board of a line of plain ASCII text holding exactly 12 numbers of at most two
+    /// digits, separated by spaces, tabs or commas (what [`Board::parse`] accepts, read
+    /// without validating text or splitting words); `None` for anything else, which
+    /// [`Board::parse`] then decides, with its error if any.
+    pub fn parse_simple(line: &[u8]) -> Option<Board> {
+        let mut pits = [0u8; PITS];
+        let mut count = 0usize;
+        let mut digits = 0u32; // digits of the number being read
+        let mut x = 0u8;
+        for &b in line {
+            if b.is_ascii_digit() {
+                if digits == 2 {
+                    return None;
+                }
+                x = 10 * x + (b - b'0');
+                digits += 1;
+            } else if matches!(b, b' ' | b'\t' | b',' | b'\r' | b'\n') {
+                if digits > 0 {
+                    *pits.get_mut(count)? = x;
+                    count += 1;
+                    (digits, x) = (0, 0);
+                }
+            } else {
+                return None;
+            }
+        }
+        if digits > 0 {
+            *pits.get_mut(count)? = x;
+            count += 1;
+        }
+        if count != PITS || pits.iter().any(|&p| u32::from(p) > MAX_SEEDS) {
+            return None;
+        }
+        Board::new(pits).ok()
+    }
+
     /// Parse a board given as separate words (command-line arguments).
     pub fn parse_words<S: AsRef<str>>(words: &[S]) -> Result<Board, BoardError> {
         if words.len() == 1 && words[0].as_ref().trim() == "start" {
@@ -178,5 +214,64 @@ impl FromStr for Board {
 
     fn from_str(s: &str) -> Result<Board, BoardError> {
         Board::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `parse_simple` gives what `parse` gives, or leaves the line to it.
+    #[test]
+    fn parse_simple_agrees_with_parse() {
+        let mut rng = crate::SplitMix64(5);
+        let mut lines: Vec<String> = [
+            "",
+            " ",
+            "start",
+            "0 0 0 0 0 0 0 0 0 0 0 1",
+            "4,4,4,4,4,4,4,4,4,4,4,4",
+            "4, 4 ,4\t4 4 4 4 4 4 4 4 4\r\n",
+            "04 4 4 4 4 4 4 4 4 4 4 4",
+            "1 2 3",
+            "1 1 1 1 1 1 1 1 1 1 1 1 1",
+            "49 0 0 0 0 0 0 0 0 0 0 0",
+            "100 0 0 0 0 0 0 0 0 0 0 0",
+            "20 20 20 0 0 0 0 0 0 0 0 0",
+            "-1 0 0 0 0 0 0 0 0 0 0 1",
+            "+1 0 0 0 0 0 0 0 0 0 0 1",
+            "1 0 0 0 0 0 0 0 0 0 0 x",
+            ",,1 0 0 0 0 0 0 0 0 0 0 1,,",
+            "1 0 0 0 0 0 0 0 0 0 0 1\u{a0}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..2000 {
+            let seps = [" ", ",", "\t", ", ", "  "];
+            // Mostly 12 small numbers (boards), sometimes too many, too few or too large.
+            let count = if rng.below(4) == 0 {
+                10 + rng.below(4)
+            } else {
+                12
+            };
+            let words: Vec<String> = (0..count)
+                .map(|_| {
+                    let top = if rng.below(8) == 0 { 60 } else { 5 };
+                    rng.below(top).to_string()
+                })
+                .collect();
+            let sep = seps[rng.below(seps.len() as u64) as usize];
+            lines.push(words.join(sep));
+        }
+        let mut simple = 0;
+        for line in &lines {
+            let slow = Board::parse(line);
+            if let Some(b) = Board::parse_simple(line.as_bytes()) {
+                assert_eq!(slow.as_ref().ok(), Some(&b), "{line:?}");
+                simple += 1;
+            }
+        }
+        assert!(simple > 200, "the simple path took only {simple} lines");
     }
 }

@@ -277,6 +277,7 @@ fn batch(db: Database, json: bool) -> anyhow::Result<()> {
     let mut first = 1u64; // the line number of the block's first line
     let mut block: Vec<u8> = Vec::with_capacity(2 * BLOCK);
     let mut rest: Vec<u8> = Vec::new(); // a line begun at the end of the previous block
+    let mut texts: Vec<Vec<u8>> = Vec::new();
     loop {
         block.clear();
         block.append(&mut rest);
@@ -294,22 +295,28 @@ fn batch(db: Database, json: bool) -> anyhow::Result<()> {
             continue;
         }
         let lines: Vec<&[u8]> = block.split_inclusive(|&b| b == b'\n').collect();
-        let answers: Vec<(String, Option<anyhow::Error>)> = lines
-            .par_chunks(TASK)
+        let tasks = lines.len().div_ceil(TASK);
+        if texts.len() < tasks {
+            texts.resize_with(tasks, Vec::new);
+        }
+        // Each task's answers go to its own buffer, kept from block to block.
+        let errors: Vec<Option<anyhow::Error>> = texts[..tasks]
+            .par_iter_mut()
+            .zip(lines.par_chunks(TASK))
             .enumerate()
-            .map(|(t, chunk)| {
-                let mut text = String::with_capacity(chunk.len() * if json { 400 } else { 4 });
+            .map(|(t, (text, chunk))| {
+                text.clear();
                 for (k, line) in chunk.iter().enumerate() {
                     let number = first + (t * TASK + k) as u64;
-                    if let Err(e) = answer(&db, json, line, number, &mut text) {
-                        return (text, Some(e));
+                    if let Err(e) = answer(&db, json, line, number, text) {
+                        return Some(e);
                     }
                 }
-                (text, None)
+                None
             })
             .collect();
-        for (text, err) in answers {
-            out.write_all(text.as_bytes())?;
+        for (text, err) in texts.iter().zip(errors) {
+            out.write_all(text)?;
             if let Some(e) = err {
                 out.flush()?;
                 return Err(e);
@@ -347,25 +354,35 @@ fn answer(
     json: bool,
     line: &[u8],
     number: u64,
-    out: &mut String,
+    out: &mut Vec<u8>,
 ) -> anyhow::Result<()> {
-    use std::fmt::Write;
-    let text = std::str::from_utf8(line)
-        .map_err(|_| UsageError(format!("stdin line {number}: not UTF-8 text")))?
-        .trim();
-    if text.is_empty() {
-        return Ok(());
-    }
-    let board = Board::parse(text)
-        .map_err(|e| e.to_string())
-        .and_then(|b| check_playable(&b).map(|()| b))
-        .map_err(|e| UsageError(format!("stdin line {number}: {e}")))?;
+    let board = match Board::parse_simple(line) {
+        Some(board) => board,
+        None => {
+            let text = std::str::from_utf8(line)
+                .map_err(|_| UsageError(format!("stdin line {number}: not UTF-8 text")))?
+                .trim();
+            if text.is_empty() {
+                return Ok(());
+            }
+            Board::parse(text).map_err(|e| UsageError(format!("stdin line {number}: {e}")))?
+        }
+    };
+    check_playable(&board).map_err(|e| UsageError(format!("stdin line {number}: {e}")))?;
     if json {
         report(&board, db.rules(), Some(db))?.write_json(out);
-        out.push('\n');
     } else {
-        writeln!(out, "{}", db.value(&board)?)?;
+        let v = db.value(&board)?;
+        if v < 0 {
+            out.push(b'-');
+        }
+        let a = v.unsigned_abs();
+        if a >= 10 {
+            out.push(b'0' + a / 10);
+        }
+        out.push(b'0' + a % 10);
     }
+    out.push(b'\n');
     Ok(())
 }
 

@@ -457,9 +457,13 @@ fn hand_written_json_is_the_serialized_json() {
                     continue;
                 }
                 let r = report(b, rules, with_db).unwrap();
-                let mut text = String::new();
+                let mut text = Vec::new();
                 r.write_json(&mut text);
-                assert_eq!(text, r.to_json().to_string(), "{b} {rules}");
+                assert_eq!(
+                    String::from_utf8(text).unwrap(),
+                    r.to_json().to_string(),
+                    "{b} {rules}"
+                );
             }
         }
     }
