@@ -71,7 +71,8 @@ fn completions(p: usize, s: i64, zero_seen: bool) -> u64 {
 /// those with an empty pit among 6..p−1: all completions minus those with every one of the m
 /// pits holding a seed.)
 struct Tables {
-    offset: Vec<u64>,
+    /// `OFFSET[z][p]` at row `z × 12 + p`: fixed sizes, so clamped indices need no checks.
+    offset: Box<[[[u64; N]; N]; 2 * PITS]>,
     cumulative: [[u64; CUMULATIVE_LEN]; PITS],
     sizes: [u64; N],
 }
@@ -82,19 +83,24 @@ const PAD: usize = 8;
 const CUMULATIVE_LEN: usize = 64;
 
 impl Tables {
-    fn at(z: bool, p: usize, r: usize, v: usize) -> usize {
-        ((usize::from(z) * PITS + p) * N + r) * N + v
+    /// The row of `OFFSET[z][p]`, indexed `[r][v]`.
+    #[inline]
+    fn row(&self, z: bool, p: usize) -> &[[u64; N]; N] {
+        &self.offset[usize::from(z) * PITS + p]
     }
 
     /// The `OFFSET` table, straight from its definition.
-    fn offsets() -> Vec<u64> {
-        let mut offset = vec![0u64; 2 * PITS * N * N];
+    fn offsets() -> Box<[[[u64; N]; N]; 2 * PITS]> {
+        let mut offset: Box<[[[u64; N]; N]; 2 * PITS]> = vec![[[0u64; N]; N]; 2 * PITS]
+            .into_boxed_slice()
+            .try_into()
+            .expect("2 × 12 rows");
         for z in [false, true] {
             for p in 0..PITS {
                 for r in 0..N {
                     let mut acc = 0u64;
                     for v in 0..N {
-                        offset[Tables::at(z, p, r, v)] = acc;
+                        offset[usize::from(z) * PITS + p][r][v] = acc;
                         if v <= r {
                             let z2 = z || (p >= 6 && v == 0);
                             acc += completions(p, (r - v) as i64, z2);
@@ -255,13 +261,13 @@ impl Level {
                 v = r;
             } else {
                 while v < r {
-                    let next = self.tables.offset[Tables::at(z, p, r, v + 1)];
+                    let next = self.tables.row(z, p)[r][v + 1];
                     if next > index {
                         break;
                     }
                     v += 1;
                 }
-                index -= self.tables.offset[Tables::at(z, p, r, v)];
+                index -= self.tables.row(z, p)[r][v];
             }
             pits[p] = v as u8;
             z |= p >= 6 && v == 0;
@@ -295,10 +301,12 @@ fn rank(t: &Tables, board: &Board) -> Option<u64> {
     let mut z = false;
     let mut index = 0u64;
     for p in (1..PITS).rev() {
-        let v = usize::from(pits[p]);
-        index += t.offset[Tables::at(z, p, r, v)];
+        // A board of a level holds at most 48 seeds: the clamps only tell the compiler so,
+        // which spares the bounds checks.
+        let v = usize::from(pits[p]).min(N - 1);
+        index += t.row(z, p)[r.min(N - 1)][v];
         z |= p >= 6 && v == 0;
-        r -= v;
+        r = r.wrapping_sub(v);
     }
     z.then_some(index)
 }
