@@ -33,4 +33,6 @@ pub use index::{all_boards, binomial, level_size, successor, Level};
 pub use moves::{sow_only, Move, MoveList, Outcome};
 pub use random::SplitMix64;
 pub use rules::Rules;
-pub use table::{checksum, write_table, Access, Content, Expect, Header, Table, TableWriter};
+pub use table::{
+    checksum, write_table, Access, Content, Expect, Header, SharedTable, Table, TableWriter,
+};

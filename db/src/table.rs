@@ -225,14 +225,144 @@ impl Header {
 
 /// The checksum of a data section (see the module documentation), computed on all cores.
 pub fn checksum(data: &[u8]) -> u64 {
-    let digests: Vec<u8> = data
-        .par_chunks(CHECKSUM_CHUNK)
-        .map(xxh3_64)
-        .collect::<Vec<u64>>()
-        .into_iter()
-        .flat_map(u64::to_le_bytes)
-        .collect();
-    xxh3_64(&digests)
+    let digests: Vec<u64> = data.par_chunks(CHECKSUM_CHUNK).map(chunk_digest).collect();
+    combine_digests(&digests)
+}
+
+/// The digest of one checksum chunk of a data section (`CHECKSUM_CHUNK` bytes, the last one
+/// shorter).
+pub fn chunk_digest(chunk: &[u8]) -> u64 {
+    xxh3_64(chunk)
+}
+
+/// The checksum of a data section from the digests of its chunks, in order.
+pub fn combine_digests(digests: &[u64]) -> u64 {
+    let bytes: Vec<u8> = digests.iter().flat_map(|d| d.to_le_bytes()).collect();
+    xxh3_64(&bytes)
+}
+
+/// A table written by several processes at once, each its own slices of the data (the
+/// distributed build): one of them [`SharedTable::create`]s the `.tmp` file at its full
+/// length, every one writes its slices with [`SharedTable::write_at`] and syncs them, and
+/// the first, once all have, [`SharedTable::finish`]es it: checksum from the digests the
+/// writers computed (chunks no single writer held whole are read back), header, fsync and
+/// rename, as [`TableWriter::finish`] does.
+pub struct SharedTable {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: File,
+    header: Header,
+}
+
+impl SharedTable {
+    /// Create the `.tmp` file of `path` at its full length (zeroed; the header last).
+    pub fn create(path: impl AsRef<Path>, header: Header) -> Result<SharedTable, TableError> {
+        let path = path.as_ref().to_path_buf();
+        let tmp = tmp_path(&path);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
+        file.set_len(HEADER_LEN as u64 + header.data_len())
+            .map_err(io_err(&tmp))?;
+        Ok(SharedTable {
+            path,
+            tmp,
+            file,
+            header,
+        })
+    }
+
+    /// Open the `.tmp` file another process created.
+    pub fn open(path: impl AsRef<Path>, header: Header) -> Result<SharedTable, TableError> {
+        let path = path.as_ref().to_path_buf();
+        let tmp = tmp_path(&path);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
+        Ok(SharedTable {
+            path,
+            tmp,
+            file,
+            header,
+        })
+    }
+
+    /// Write `data` at data offset `start`; returns its digest when it is one whole checksum
+    /// chunk (it starts on a chunk boundary and ends on the next one or at the end).
+    pub fn write_at(&self, start: u64, data: &[u8]) -> Result<Option<u64>, TableError> {
+        use std::os::unix::fs::FileExt;
+        let end = start + data.len() as u64;
+        if end > self.header.data_len() {
+            return Err(TableError::BadLength {
+                path: self.tmp.clone(),
+                expected: HEADER_LEN as u64 + self.header.data_len(),
+                got: HEADER_LEN as u64 + end,
+            });
+        }
+        self.file
+            .write_all_at(data, HEADER_LEN as u64 + start)
+            .map_err(io_err(&self.tmp))?;
+        let chunk = CHECKSUM_CHUNK as u64;
+        let whole = start % chunk == 0
+            && (data.len() as u64 == chunk || (end == self.header.data_len() && !data.is_empty()));
+        Ok(whole.then(|| chunk_digest(data)))
+    }
+
+    /// Make this process's writes durable.
+    pub fn sync(&self) -> Result<(), TableError> {
+        self.file.sync_data().map_err(io_err(&self.tmp))
+    }
+
+    /// The number of checksum chunks of the data.
+    pub fn chunks(&self) -> usize {
+        self.header.data_len().div_ceil(CHECKSUM_CHUNK as u64) as usize
+    }
+
+    /// Fill in the checksum from `digests` (one per chunk; `None`: read it back), write the
+    /// header, fsync and rename into place. Returns the final header.
+    pub fn finish(mut self, digests: &[Option<u64>]) -> Result<Header, TableError> {
+        use std::os::unix::fs::FileExt;
+        assert_eq!(digests.len(), self.chunks(), "one digest per chunk");
+        let len = self.header.data_len();
+        let mut all = Vec::with_capacity(digests.len());
+        let mut buf = Vec::new();
+        for (c, d) in digests.iter().enumerate() {
+            all.push(match d {
+                Some(d) => *d,
+                None => {
+                    let start = c as u64 * CHECKSUM_CHUNK as u64;
+                    buf.resize((len - start).min(CHECKSUM_CHUNK as u64) as usize, 0);
+                    self.file
+                        .read_exact_at(&mut buf, HEADER_LEN as u64 + start)
+                        .map_err(io_err(&self.tmp))?;
+                    chunk_digest(&buf)
+                }
+            });
+        }
+        self.header.checksum = combine_digests(&all);
+        self.file
+            .write_all_at(&self.header.to_bytes(), 0)
+            .map_err(io_err(&self.tmp))?;
+        self.file.sync_all().map_err(io_err(&self.tmp))?;
+        fs::rename(&self.tmp, &self.path).map_err(io_err(&self.path))?;
+        if let Some(dir) = self.path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(self.header)
+    }
 }
 
 /// What the caller expects of a table it opens; `None` fields are not checked.
@@ -484,7 +614,7 @@ pub struct TableWriter {
     header: Header,
     out: BufWriter<File>,
     pending: Vec<u8>,
-    digests: Vec<u8>,
+    digests: Vec<u64>,
     written: u64,
 }
 
@@ -518,8 +648,7 @@ impl TableWriter {
         while !data.is_empty() {
             if self.pending.is_empty() && data.len() >= CHECKSUM_CHUNK {
                 let (chunk, rest) = data.split_at(CHECKSUM_CHUNK);
-                self.digests
-                    .extend_from_slice(&xxh3_64(chunk).to_le_bytes());
+                self.digests.push(chunk_digest(chunk));
                 self.out.write_all(chunk).map_err(io_err(&self.tmp))?;
                 data = rest;
                 continue;
@@ -536,8 +665,7 @@ impl TableWriter {
 
     fn flush_pending(&mut self) -> Result<(), TableError> {
         if !self.pending.is_empty() {
-            self.digests
-                .extend_from_slice(&xxh3_64(&self.pending).to_le_bytes());
+            self.digests.push(chunk_digest(&self.pending));
             self.out
                 .write_all(&self.pending)
                 .map_err(io_err(&self.tmp))?;
@@ -557,7 +685,7 @@ impl TableWriter {
             });
         }
         self.flush_pending()?;
-        self.header.checksum = xxh3_64(&self.digests);
+        self.header.checksum = combine_digests(&self.digests);
         let tmp = self.tmp.clone();
         let mut file = self
             .out

@@ -64,6 +64,15 @@ pub enum BuildError {
         /// Bytes free.
         free: u64,
     },
+    /// Depth tables were asked of a distributed build.
+    #[error("depth tables are not built by a distributed build; build them on one machine")]
+    DistributedDepth,
+    /// Another rank of a distributed build failed (its own message says why).
+    #[error("{ranks} other rank(s) of the distributed build failed; see their messages")]
+    OtherRank {
+        /// How many ranks failed.
+        ranks: u64,
+    },
     /// The directory could not be created.
     #[error("cannot create {}: {source}", dir.display())]
     CreateDir {

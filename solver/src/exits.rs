@@ -175,6 +175,53 @@ impl<'a> CaptureStream<'a> {
         }
     }
 
+    /// The windows of the lower levels that part `part` of `parts` streams, one per round:
+    /// each lower level is cut into `parts` near-equal slices, and each slice into windows of
+    /// at most `window` positions. Every part gets the same number of rounds (`None`: nothing
+    /// to stream in that round), so that the parts of a distributed build can exchange what
+    /// each round produced. Items: (source, positions of that lower level).
+    pub(crate) fn part_windows(
+        &self,
+        part: usize,
+        parts: usize,
+        window: u64,
+    ) -> Vec<Option<(usize, Range<u64>)>> {
+        let mut rounds = Vec::new();
+        for (s, &(_, _, source)) in self.sources.iter().enumerate() {
+            let size = source.size();
+            let (p, n) = (part as u64, parts as u64);
+            let (lo, hi) = (size * p / n, size * (p + 1) / n);
+            let per_part = size.div_ceil(n);
+            for k in 0..per_part.div_ceil(window) {
+                let start = (lo + k * window).min(hi);
+                let end = (start + window).min(hi);
+                rounds.push((start < end).then_some((s, start..end)));
+            }
+        }
+        rounds
+    }
+
+    /// Un-capture positions `positions` of lower level `source` (an index into the sources,
+    /// see [`CaptureStream::part_windows`]) on all cores, handing `raise` every parent in
+    /// level n with its exit candidate, in batches.
+    pub(crate) fn run_window(
+        &self,
+        source: usize,
+        positions: Range<u64>,
+        raise: impl Fn(&[(u64, i8)]) + Sync,
+    ) {
+        let (c, table, level) = self.sources[source];
+        let whole = 0..self.level.size();
+        table.prefetch(positions.clone());
+        (0..(positions.end - positions.start).div_ceil(CHUNK))
+            .into_par_iter()
+            .for_each(|k| {
+                let start = positions.start + k * CHUNK;
+                let end = (start + CHUNK).min(positions.end);
+                self.uncapture(c, table, &level, start..end, &whole, &raise);
+            });
+    }
+
     /// Un-capture positions `chunk` of `source` (whose values are in `table`), `c` seeds
     /// below level n, and hand `raise` the parents whose index lies in `range`.
     fn uncapture(

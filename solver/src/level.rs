@@ -62,7 +62,7 @@ pub struct DepthOverflow {
 }
 
 #[inline]
-fn unsettled(exit: i8, counter: u8) -> u16 {
+pub(crate) fn unsettled(exit: i8, counter: u8) -> u16 {
     (u16::from(counter) << 8) | u16::from(exit as u8)
 }
 
@@ -163,13 +163,13 @@ const WRITE_BLOCK: usize = 16 << 20;
 
 /// One atomic 16-bit word per position, in an anonymous memory map advised to use huge pages
 /// (the builder reads and writes it at random; huge pages spare most TLB misses).
-struct StateArray {
+pub(crate) struct StateArray {
     map: memmap2::MmapMut,
     len: usize,
 }
 
 impl StateArray {
-    fn new(len: usize) -> std::io::Result<StateArray> {
+    pub(crate) fn new(len: usize) -> std::io::Result<StateArray> {
         let map = memmap2::MmapMut::map_anon((2 * len).max(2))?;
         #[cfg(target_os = "linux")]
         {
@@ -180,7 +180,7 @@ impl StateArray {
     }
 
     #[inline]
-    fn words(&self) -> &[AtomicU16] {
+    pub(crate) fn words(&self) -> &[AtomicU16] {
         let ptr = self.map.as_ptr();
         debug_assert_eq!(ptr.align_offset(std::mem::align_of::<AtomicU16>()), 0);
         // SAFETY: the map is anonymous, private to this struct and at least 2 × len bytes
@@ -308,38 +308,11 @@ impl<'a> LevelBuilder<'a> {
     /// Scan for the positions that step `i` settles from their exits alone, settle them, and
     /// return them per chunk: (chunk start, offsets and win flags).
     fn seed_chunk(&self, i: i8, start: u64, words: &[AtomicU16]) -> Vec<(u32, bool)> {
-        let mut seeds: Vec<(u32, bool)> = Vec::new();
-        // Most words are no seed, in an unpredictable pattern: test 64 at a time without
-        // branches, then settle only the candidates (each looked at again, atomically).
-        for (g, group) in words.chunks(64).enumerate() {
-            let mut candidates = 0u64;
-            for (k, word) in group.iter().enumerate() {
-                candidates |= u64::from(is_seed(word.load(Relaxed), i)) << k;
+        scan_seeds(i, words, |k| {
+            if let Some(d) = &self.depth {
+                d[(start + k as u64) as usize].store(0, Relaxed);
             }
-            while candidates != 0 {
-                let k = g * 64 + candidates.trailing_zeros() as usize;
-                candidates &= candidates - 1;
-                let word = &words[k];
-                let mut w = word.load(Relaxed);
-                while is_seed(w, i) {
-                    let win = exit_of(w) >= i;
-                    let v = if win { i } else { -i };
-                    // A failed exchange means another thread's propagation changed the word
-                    // (settled it, or decremented its counter): look again.
-                    match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
-                        Ok(_) => {
-                            seeds.push((k as u32, win));
-                            if let Some(d) = &self.depth {
-                                d[(start + k as u64) as usize].store(0, Relaxed);
-                            }
-                            break;
-                        }
-                        Err(now) => w = now,
-                    }
-                }
-            }
-        }
-        seeds
+        })
     }
 
     /// Step `i`, depth first: each chunk's seeds are propagated at once (least memory).
@@ -378,11 +351,21 @@ impl<'a> LevelBuilder<'a> {
             frontier = frontier
                 .par_chunks(BATCH)
                 .fold(Vec::new, |mut out, batch| {
-                    expand(self, &self.level, self.rules, i, batch, &mut out, |q| {
+                    let on_settled = |q: u64| {
                         if let Some(d) = &self.depth {
                             d[q as usize].store(next, Relaxed);
                         }
-                    });
+                    };
+                    expand(
+                        self,
+                        &self.level,
+                        self.rules,
+                        i,
+                        batch,
+                        &mut out,
+                        on_settled,
+                        &mut |_, _| false,
+                    );
                     out
                 })
                 .reduce(Vec::new, |mut a, mut b| {
@@ -400,30 +383,7 @@ impl<'a> LevelBuilder<'a> {
     /// (`child_won`: the child is a win by i for its mover). Returns whether `q` got settled.
     #[inline]
     fn update_predecessor(&self, q: u64, i: i8, child_won: bool) -> bool {
-        let word = &self.state.words()[q as usize];
-        let mut w = word.load(Relaxed);
-        loop {
-            if w & SETTLED != 0 {
-                return false;
-            }
-            let (new, done) = if !child_won {
-                // A child lost by i: the predecessor wins by i.
-                (settled(i), true)
-            } else {
-                let left = counter_of(w) - 1;
-                let exit = exit_of(w);
-                if left == 0 && exit <= -i {
-                    // Every child is a win by at least i and no capture does better.
-                    (settled(-i), true)
-                } else {
-                    (unsettled(exit, left), false)
-                }
-            };
-            match word.compare_exchange_weak(w, new, Relaxed, Relaxed) {
-                Ok(_) => return done,
-                Err(now) => w = now,
-            }
-        }
+        update_word(&self.state.words()[q as usize], i, child_won)
     }
 
     /// The depth to conversion of index `idx` (0 for draws), when depths are kept.
@@ -440,12 +400,7 @@ impl<'a> LevelBuilder<'a> {
     /// The value of index `idx` after [`LevelBuilder::solve`].
     #[inline]
     pub fn value(&self, idx: u64) -> i8 {
-        let w = self.state.words()[idx as usize].load(Relaxed);
-        if w & SETTLED != 0 {
-            w as u8 as i8
-        } else {
-            0
-        }
+        value_of(self.state.words()[idx as usize].load(Relaxed))
     }
 
     /// Stream the depths, in index order, to `sink` as `width`-byte little-endian entries.
@@ -531,10 +486,12 @@ pub(crate) const BATCH: usize = 24;
 
 /// Apply step `i` to the predecessors of a batch of positions just settled (`true`: won
 /// by i, `false`: lost by i), pushing every position this settles onto `out` and calling
-/// `on_settled` with its index.
+/// `on_settled` with its index. A predecessor for which `divert(index, won)` returns true is
+/// left to the caller (another rank's, in a distributed build).
 ///
 /// The predecessors' states are first read with plain loads, which the processor overlaps,
 /// so the compare-and-swaps that follow find them in cache.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn expand<S: Settle>(
     state: &S,
     level: &Level,
@@ -543,12 +500,15 @@ pub(crate) fn expand<S: Settle>(
     batch: &[(Board, bool)],
     out: &mut Vec<(Board, bool)>,
     mut on_settled: impl FnMut(u64),
+    divert: &mut impl FnMut(u64, bool) -> bool,
 ) {
     let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
     for &(board, win) in batch {
         board.for_each_predecessor(rules, |pred, _| {
             if let Some(q) = level.rank(&pred) {
-                preds.push((q, pred, win));
+                if !divert(q, win) {
+                    preds.push((q, pred, win));
+                }
             }
         });
     }
@@ -574,6 +534,19 @@ pub(crate) fn propagate<S: Settle>(
     i: i8,
     stack: &mut Vec<(Board, bool)>,
 ) -> u64 {
+    propagate_diverting(state, level, rules, i, stack, &mut |_, _| false)
+}
+
+/// [`propagate`], leaving to the caller each predecessor for which `divert(index, won)`
+/// returns true (see [`expand`]).
+pub(crate) fn propagate_diverting<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    i: i8,
+    stack: &mut Vec<(Board, bool)>,
+    divert: &mut impl FnMut(u64, bool) -> bool,
+) -> u64 {
     let mut count = 0u64;
     let mut batch = Vec::with_capacity(BATCH);
     while !stack.is_empty() {
@@ -581,7 +554,7 @@ pub(crate) fn propagate<S: Settle>(
         batch.clear();
         batch.extend(stack.drain(k..));
         let before = stack.len();
-        expand(state, level, rules, i, &batch, stack, |_| {});
+        expand(state, level, rules, i, &batch, stack, |_| {}, divert);
         count += (stack.len() - before) as u64;
     }
     count
@@ -610,10 +583,89 @@ pub(crate) fn seed_boards(level: &Level, start: u64, seeds: &[(u32, bool)]) -> V
     out
 }
 
+/// The value a state word ends with: its value if settled, else 0 (an endless cycle, a draw).
+#[inline]
+pub(crate) fn value_of(w: u16) -> i8 {
+    if w & SETTLED != 0 {
+        w as u8 as i8
+    } else {
+        0
+    }
+}
+
+/// Settle every position of `words` that step `i` settles from its own state (see `is_seed`),
+/// calling `on_seed` with the offset of each; returns their offsets and win flags.
+pub(crate) fn scan_seeds(
+    i: i8,
+    words: &[AtomicU16],
+    mut on_seed: impl FnMut(usize),
+) -> Vec<(u32, bool)> {
+    let mut seeds: Vec<(u32, bool)> = Vec::new();
+    // Most words are no seed, in an unpredictable pattern: test 64 at a time without
+    // branches, then settle only the candidates (each looked at again, atomically).
+    for (g, group) in words.chunks(64).enumerate() {
+        let mut candidates = 0u64;
+        for (k, word) in group.iter().enumerate() {
+            candidates |= u64::from(is_seed(word.load(Relaxed), i)) << k;
+        }
+        while candidates != 0 {
+            let k = g * 64 + candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let word = &words[k];
+            let mut w = word.load(Relaxed);
+            while is_seed(w, i) {
+                let win = exit_of(w) >= i;
+                let v = if win { i } else { -i };
+                // A failed exchange means another thread's propagation changed the word
+                // (settled it, or decremented its counter): look again.
+                match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
+                    Ok(_) => {
+                        seeds.push((k as u32, win));
+                        on_seed(k);
+                        break;
+                    }
+                    Err(now) => w = now,
+                }
+            }
+        }
+    }
+    seeds
+}
+
+/// Apply to the state word of a predecessor the news that one of its children was settled at
+/// step `i` (`child_won`: the child is a win by i for its mover). Returns whether this settled
+/// the predecessor.
+#[inline]
+pub(crate) fn update_word(word: &AtomicU16, i: i8, child_won: bool) -> bool {
+    let mut w = word.load(Relaxed);
+    loop {
+        if w & SETTLED != 0 {
+            return false;
+        }
+        let (new, done) = if !child_won {
+            // A child lost by i: the predecessor wins by i.
+            (settled(i), true)
+        } else {
+            let left = counter_of(w) - 1;
+            let exit = exit_of(w);
+            if left == 0 && exit <= -i {
+                // Every child is a win by at least i and no capture does better.
+                (settled(-i), true)
+            } else {
+                (unsettled(exit, left), false)
+            }
+        };
+        match word.compare_exchange_weak(w, new, Relaxed, Relaxed) {
+            Ok(_) => return done,
+            Err(now) => w = now,
+        }
+    }
+}
+
 /// Raise the exit value held in an unsettled word to at least `exit` (during phase 1 nothing
 /// else changes the word, so only a concurrent raise can make the exchange fail).
 #[inline]
-fn raise_exit(word: &AtomicU16, exit: i8) {
+pub(crate) fn raise_exit(word: &AtomicU16, exit: i8) {
     let mut w = word.load(Relaxed);
     while exit_of(w) < exit {
         match word.compare_exchange_weak(w, (w & 0xff00) | u16::from(exit as u8), Relaxed, Relaxed)

@@ -5,7 +5,9 @@
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod comm;
 pub mod depth;
+pub mod distributed;
 pub mod exits;
 pub mod level;
 pub mod lowmem;

@@ -63,6 +63,17 @@ enum Command {
         /// (in memory when the level fits --memory, else low-memory). Same tables either way.
         #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
         mode: ModeArg,
+        /// Build over the ranks of an MPI job (`mpirun -n R awari-solver build --distributed`):
+        /// each rank holds its slice of each level (2 bytes per position, in memory) and
+        /// --memory is per rank; --db must be a directory every rank sees. Needs a binary
+        /// built with `--features mpi`.
+        #[arg(long)]
+        distributed: bool,
+        /// Slices of a distributed build are whole granules of 2^K positions (default 22:
+        /// one checksum chunk of the table; smaller only to test the slicing).
+        #[arg(long, hide = true, default_value_t = awari_solver::distributed::GRANULE_SHIFT,
+              value_parser = clap::value_parser!(u32).range(6..=30))]
+        granule_shift: u32,
     },
     /// Check every table: checksums, every entry recomputed from its children and, with
     /// depth tables, that every win and loss is realised in finitely many plies.
@@ -291,6 +302,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             memory,
             depth,
             mode,
+            distributed,
+            granule_shift,
         } => {
             set_threads(threads)?;
             let opts = BuildOptions {
@@ -305,6 +318,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     ModeArg::LowMemory => Mode::LowMemory,
                 },
             };
+            if distributed {
+                return build_distributed_cli(&opts, granule_shift);
+            }
             let bars = Bars {
                 bar: Mutex::new(None),
                 level: Mutex::new((0, 0)),
@@ -491,6 +507,80 @@ fn print_starts(levels: &Levels, max_stones: u32) -> anyhow::Result<()> {
         println!("start with {k} per pit ({b}): {}", describe_start(k, v));
     }
     Ok(())
+}
+
+/// `build --distributed`: the build over the ranks of an MPI job; rank 0 reports.
+#[cfg(feature = "mpi")]
+fn build_distributed_cli(opts: &BuildOptions, shift: u32) -> anyhow::Result<()> {
+    use awari_solver::comm::{Comm, MpiComm};
+    use awari_solver::distributed::build_distributed;
+    let comm = MpiComm::init().context("cannot initialise MPI")?;
+    let (me, ranks) = (comm.rank(), comm.size());
+    let bars = Bars {
+        bar: Mutex::new(None),
+        level: Mutex::new((0, 0)),
+    };
+    let progress: &dyn Progress = if me == 0 {
+        &bars
+    } else {
+        &awari_solver::Silent
+    };
+    if me == 0 {
+        eprintln!(
+            "building levels 0..{} of {} under {} rules on {ranks} ranks × {} threads",
+            opts.max_stones,
+            opts.dir.display(),
+            opts.rules,
+            rayon::current_num_threads()
+        );
+        print_header();
+    }
+    let start = std::time::Instant::now();
+    let mut sent = 0u64;
+    let mut messages = 0u64;
+    let mut rounds = 0u64;
+    let reports = build_distributed(&comm, opts, shift, progress, |r, built| {
+        if let Some(t) = built.map(|b| b.traffic) {
+            sent += t.words_sent;
+            messages += t.messages;
+            rounds += t.settle_rounds;
+        }
+        if me == 0 {
+            if let Some(b) = bars.current() {
+                b.finish_and_clear();
+            }
+            print_row(r);
+        }
+    })
+    .with_context(|| format!("rank {me} of {ranks}"))?;
+    let totals = comm.sum(&[sent, messages]);
+    if me == 0 {
+        let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
+        let positions: u64 = built.iter().map(|r| r.positions).sum();
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "total: {} levels built, {positions} positions in {secs:.2} s ({:.0} positions/s) on {ranks} ranks; {} levels kept",
+            built.len(),
+            positions as f64 / secs.max(1e-9),
+            reports.len() - built.len()
+        );
+        println!(
+            "traffic: {} bytes sent between ranks ({:.2} per position built), {} messages, {rounds} settling rounds on rank 0",
+            8 * totals[0],
+            8.0 * totals[0] as f64 / positions.max(1) as f64,
+            totals[1]
+        );
+    }
+    Ok(())
+}
+
+/// `build --distributed` without MPI support compiled in.
+#[cfg(not(feature = "mpi"))]
+fn build_distributed_cli(_: &BuildOptions, _: u32) -> anyhow::Result<()> {
+    anyhow::bail!(
+        "this awari-solver was built without MPI; rebuild it with `cargo build --release \
+         --features mpi` (MPI and libclang installed) and run it under mpirun or srun"
+    )
 }
 
 fn main() -> ExitCode {

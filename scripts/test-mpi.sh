@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The distributed build under a real MPI: `mpirun` with 1, 2, 3 and 4 ranks (oversubscribed),
+# levels 0..MAX of all three rule sets, compared byte for byte with the single-machine build;
+# then one rank killed mid-level and the build rerun, to the same bytes.
+#
+# Needs MPI and libclang (Debian: apt-get install libopenmpi-dev openmpi-bin libclang-dev);
+# .ci/run installs them. Builds the `mpi` feature into target/mpi.
+#
+# Usage: scripts/test-mpi.sh [MAX=16]
+set -euo pipefail
+MAX=${1:-16}
+cd "$(dirname "$0")/.."
+TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi
+CARGO_TARGET_DIR=$TARGET cargo build --release -q -p awari-solver --features mpi
+SOLVER=$TARGET/release/awari-solver
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# Root in CI; ranks yield while they wait, as they share the cores.
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1)
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+same() { # same DIR_A DIR_B: every level file of A equals B's
+  local a=$1 b=$2 f
+  for f in "$a"/level-*.values; do
+    cmp -s "$f" "$b/$(basename "$f")" || { echo "FAIL: $(basename "$f") differs: $a $b" >&2; return 1; }
+  done
+}
+
+for rules in awari abapa grand-slam; do
+  "$SOLVER" build --db "$WORK/local-$rules" --max-stones "$MAX" --rules "$rules" > /dev/null 2>&1
+  for ranks in 1 2 3 4; do
+    # Granules of 2^12 positions, so that every level above 4 is cut among the ranks.
+    d=$WORK/r$ranks-$rules
+    "${MPIRUN[@]}" -n "$ranks" "$SOLVER" build --distributed --granule-shift 12 --threads 1 \
+      --db "$d" --max-stones "$MAX" --rules "$rules" > "$WORK/log" 2>&1 \
+      || { cat "$WORK/log" >&2; exit 1; }
+    same "$WORK/local-$rules" "$d"
+    echo "ok: $rules, $ranks ranks: levels 0..$MAX identical to the single-machine build"
+    rm -rf "$d"
+  done
+done
+
+# Kill one of 3 ranks while it builds level MAX+2, rerun, and compare.
+TOP=$((MAX + 2))
+"$SOLVER" build --db "$WORK/local-awari" --max-stones "$TOP" > /dev/null 2>&1
+d=$WORK/killed
+"${MPIRUN[@]}" -n 3 "$SOLVER" build --distributed --granule-shift 12 --threads 1 \
+  --db "$d" --max-stones "$TOP" > "$WORK/log" 2>&1 &
+RUN=$!
+for _ in $(seq 600); do
+  [ -e "$d/level-$(printf %02d "$TOP").values.tmp" ] && break
+  sleep 0.1
+done
+# A rank's command line starts with the binary (mpirun's does not).
+victim=$(pgrep -f "^$SOLVER build --distributed --granule-shift 12 --threads 1 --db $d " | tail -1)
+[ -n "$victim" ] || { echo "FAIL: no rank to kill" >&2; exit 1; }
+kill -9 "$victim"
+if wait "$RUN"; then echo "FAIL: the job survived a killed rank" >&2; exit 1; fi
+[ ! -e "$d/level-$(printf %02d "$TOP").values" ] || { echo "FAIL: level $TOP was finished" >&2; exit 1; }
+"${MPIRUN[@]}" -n 3 "$SOLVER" build --distributed --granule-shift 12 --threads 1 \
+  --db "$d" --max-stones "$TOP" > "$WORK/log" 2>&1 || { cat "$WORK/log" >&2; exit 1; }
+same "$WORK/local-awari" "$d"
+ls "$d" | grep -q '\.tmp$' && { echo "FAIL: temporary files left" >&2; exit 1; }
+echo "ok: a rank killed during level $TOP; the rerun resumed to identical levels 0..$TOP"

@@ -1,0 +1,143 @@
+//! The distributed build writes the same bytes as the single-machine build, whatever the number
+//! of ranks and the slice granule: ranks run as threads of this process (`ThreadComm`), so
+//! the test needs no MPI. (`.ci/run` runs the same build under `mpirun` with the `mpi`
+//! feature.)
+
+use std::path::{Path, PathBuf};
+
+use awari_db::{level_exists, level_path, Rules};
+use awari_solver::build::{build, BuildOptions, Mode};
+use awari_solver::comm::{Comm, ThreadComm};
+use awari_solver::distributed::build_distributed;
+use awari_solver::Silent;
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-dist-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn options(dir: &Path, rules: Rules, max: u32) -> BuildOptions {
+    BuildOptions {
+        dir: dir.to_path_buf(),
+        max_stones: max,
+        rules,
+        memory: None,
+        depth: false,
+        mode: Mode::InMemory,
+    }
+}
+
+/// Build with `ranks` ranks as threads, each rank's rayon work on one shared 2-thread pool.
+fn build_ranks(dir: &Path, ranks: usize, shift: u32, rules: Rules, max: u32) {
+    let opts = options(dir, rules, max);
+    std::thread::scope(|s| {
+        for comm in ThreadComm::group(ranks) {
+            let opts = &opts;
+            s.spawn(move || {
+                let mut sent = 0;
+                let reports = build_distributed(&comm, opts, shift, &Silent, |_, built| {
+                    sent += built.map_or(0, |b| b.traffic.words_sent);
+                })
+                .unwrap_or_else(|e| panic!("rank {}: {e}", comm.rank()));
+                assert_eq!(
+                    reports.len(),
+                    (0..=max).filter(|&n| level_exists(n)).count()
+                );
+                // Small granules cut every level above a few seeds: updates must have
+                // crossed between the ranks.
+                if ranks > 1 && shift < 12 {
+                    assert!(sent > 0, "rank {} sent nothing", comm.rank());
+                }
+            });
+        }
+    });
+}
+
+fn assert_same(a: &Path, b: &Path, max: u32) {
+    for n in (0..=max).filter(|&n| level_exists(n)) {
+        let x = std::fs::read(level_path(a, n)).unwrap();
+        let y = std::fs::read(level_path(b, n)).unwrap();
+        assert!(x == y, "level {n} differs: {} {}", a.display(), b.display());
+    }
+}
+
+#[test]
+fn same_bytes_as_one_machine_for_one_to_four_ranks() {
+    let max = 14;
+    for rules in Rules::ALL {
+        let local = temp(&format!("local-{rules}"));
+        build(&options(&local, rules, max), &Silent, |_| {}).unwrap();
+        // Small granules (64 and 4096 positions) cut even the small levels; 2^22 (a checksum
+        // chunk, the default) leaves them whole on rank 0.
+        for (ranks, shift) in [(1, 22), (2, 6), (3, 12), (4, 6), (3, 22)] {
+            let dist = temp(&format!("r{ranks}-s{shift}-{rules}"));
+            build_ranks(&dist, ranks, shift, rules, max);
+            assert_same(&local, &dist, max);
+            // No leftovers.
+            let tmp = std::fs::read_dir(&dist)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .to_string_lossy()
+                        .ends_with(".tmp")
+                })
+                .count();
+            assert_eq!(tmp, 0);
+            std::fs::remove_dir_all(&dist).unwrap();
+        }
+        std::fs::remove_dir_all(&local).unwrap();
+    }
+}
+
+/// A distributed build resumes: levels present are kept, the missing ones built.
+#[test]
+fn resumes_on_top_of_levels_present() {
+    let rules = Rules::Awari;
+    let local = temp("resume-local");
+    build(&options(&local, rules, 13), &Silent, |_| {}).unwrap();
+    let dist = temp("resume-dist");
+    build_ranks(&dist, 2, 8, rules, 9);
+    // A stale partial file of the next level, as a killed run leaves it.
+    std::fs::write(
+        awari_db::table::tmp_path(&level_path(&dist, 10)),
+        b"partial",
+    )
+    .unwrap();
+    build_ranks(&dist, 3, 8, rules, 13);
+    assert_same(&local, &dist, 13);
+    for d in [local, dist] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+/// A rank that fails makes every rank fail, with its own error or a note that another failed,
+/// instead of leaving them waiting.
+#[test]
+fn a_failing_rank_fails_them_all() {
+    let dir = temp("fail");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A table of another rule set: every rank refuses the directory.
+    build(&options(&dir, Rules::Abapa, 2), &Silent, |_| {}).unwrap();
+    let opts = options(&dir, Rules::Awari, 6);
+    let errors: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadComm::group(2)
+            .into_iter()
+            .map(|comm| {
+                let opts = &opts;
+                s.spawn(move || {
+                    build_distributed(&comm, opts, 6, &Silent, |_, _| {})
+                        .unwrap_err()
+                        .to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for e in &errors {
+        assert!(e.contains("rule"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
