@@ -564,11 +564,14 @@ fn build_distributed_cli(opts: &BuildOptions, shift: u32) -> anyhow::Result<()> 
             positions as f64 / secs.max(1e-9),
             reports.len() - built.len()
         );
+        // A level of n seeds settles in n steps.
+        let steps: u64 = built.iter().map(|r| u64::from(r.seeds)).sum();
         println!(
-            "traffic: {} bytes sent between ranks ({:.2} per position built), {} messages, {rounds} settling rounds on rank 0",
+            "traffic: {} bytes sent between ranks ({:.2} per position built); {} messages, {:.1} per rank per settling step; {rounds} settling rounds",
             8 * totals[0],
             8.0 * totals[0] as f64 / positions.max(1) as f64,
-            totals[1]
+            totals[1],
+            totals[1] as f64 / (ranks as u64 * steps.max(1)) as f64
         );
     }
     Ok(())
