@@ -126,6 +126,26 @@ enum Command {
         /// fast NVMe drive does 2000 or more).
         #[arg(long, default_value_t = 500.0)]
         disk_bandwidth: f64,
+        /// Plan a distributed build (`build --distributed`) over this many MPI ranks, each with
+        /// --threads cores and --memory-per-rank of memory.
+        #[arg(long, default_value_t = 1)]
+        ranks: usize,
+        /// Memory of each rank, e.g. 64G (with --ranks).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory_per_rank: Option<u64>,
+        /// Network bandwidth each rank sends at, in Gbit/s (with --ranks; default: 10 Gbit
+        /// Ethernet).
+        #[arg(long, default_value_t = 10.0)]
+        network_gbit: f64,
+        /// Speed of the distributed build as a fraction of a threaded one on the same cores
+        /// (with --ranks; default: scripts/bench-mpi.sh 24 on the 2-core development machine,
+        /// 2 ranks × 1 thread against 1 × 2).
+        #[arg(long, default_value_t = 0.75)]
+        distributed_efficiency: f64,
+        /// Bytes sent between 2 ranks per position built (with --ranks; default: measured by
+        /// scripts/bench-mpi.sh 24).
+        #[arg(long, default_value_t = 15.6)]
+        traffic_per_position: f64,
     },
     /// The value histogram of a level.
     Stats {
@@ -376,7 +396,29 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             disk,
             db,
             disk_bandwidth,
+            ranks,
+            memory_per_rank,
+            network_gbit,
+            distributed_efficiency,
+            traffic_per_position,
         } => {
+            if ranks > 1 || memory_per_rank.is_some() {
+                let cluster = plan::Cluster {
+                    ranks: ranks.max(1),
+                    memory_per_rank: memory_per_rank
+                        .or(memory)
+                        .or_else(sys::memory_available)
+                        .context("give --memory-per-rank")?,
+                    threads: threads.unwrap_or_else(rayon::current_num_threads),
+                    rate: rate_per_thread,
+                    efficiency: distributed_efficiency,
+                    traffic_2: traffic_per_position,
+                    network: network_gbit * 1e9 / 8.0,
+                    disk: disk_bandwidth * 1e6,
+                };
+                print!("{}", plan::render_distributed(max_stones, &cluster));
+                return Ok(());
+            }
             let machine = plan::Machine {
                 memory: memory.or_else(sys::memory_available),
                 disk: disk.or_else(|| {
