@@ -40,6 +40,15 @@ for rules in awari abapa grand-slam; do
   done
 done
 
+# Each rank in low-memory mode (its slice's exits and values in a work file), 3 ranks.
+d=$WORK/low
+"${MPIRUN[@]}" -n 3 "$SOLVER" build --distributed --granule-shift 12 --threads 1 --mode low-memory \
+  --memory 7M --db "$d" --max-stones "$MAX" > "$WORK/log" 2>&1 || { cat "$WORK/log" >&2; exit 1; }
+same "$WORK/local-awari" "$d"
+grep -q "low-memory" "$WORK/log" || { echo "FAIL: no level was built in low-memory mode" >&2; exit 1; }
+echo "ok: awari, 3 ranks in low-memory mode: levels 0..$MAX identical"
+rm -rf "$d"
+
 # Kill one of 3 ranks while it builds level MAX+2, rerun, and compare.
 TOP=$((MAX + 2))
 "$SOLVER" build --db "$WORK/local-awari" --max-stones "$TOP" > /dev/null 2>&1

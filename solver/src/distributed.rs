@@ -34,7 +34,7 @@
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -53,6 +53,7 @@ use crate::level::{
     propagate_diverting, raise_exit, scan_seeds, seed_boards, unsettled, update_word, value_of,
     LevelCounts, Progress, Settle, StateArray,
 };
+use crate::lowmem::{self, LowMemoryBuilder};
 use crate::sys;
 
 /// Granule of the slices by default: one checksum chunk, so that every rank digests its own
@@ -212,20 +213,13 @@ impl Slice<'_> {
             .map(move |(c, w)| (lo + c as u64 * CHUNK, w))
     }
 
-    /// Exchange `out` (counting this rank's traffic) and return what came in.
     fn exchange(
         &self,
         comm: &dyn Comm,
         out: Vec<Vec<u64>>,
         traffic: &mut Traffic,
     ) -> Vec<Vec<u64>> {
-        for (r, list) in out.iter().enumerate() {
-            if r != self.me && !list.is_empty() {
-                traffic.words_sent += list.len() as u64;
-                traffic.messages += 1;
-            }
-        }
-        comm.exchange(out)
+        exchange(comm, self.me, out, traffic)
     }
 
     /// Phase 1 on this rank (see the module documentation).
@@ -402,13 +396,251 @@ pub fn build_level_distributed(
     slice.settle(comm, &mut traffic, progress);
     let settle_seconds = t.elapsed().as_secs_f64() - exits_seconds;
     progress.phase("write", range.end - range.start);
-    let counts = write_distributed(comm, dir, n, rules, &slice, progress)?;
+    let counts = write_distributed(comm, dir, n, rules, range.start, |sink| {
+        for block in slice.words().chunks(WRITE_BLOCK as usize) {
+            let bytes: Vec<u8> = block
+                .iter()
+                .map(|w| value_of(w.load(Relaxed)) as u8)
+                .collect();
+            sink(&bytes)?;
+            progress.advance(block.len() as u64);
+        }
+        Ok(())
+    })?;
     Ok(DistributedLevel {
         counts,
         traffic,
         exits_seconds,
         settle_seconds,
     })
+}
+
+/// Build level `n` over the ranks of `comm` with the low-memory algorithm on each rank's slice
+/// (see [`crate::lowmem`]: 0.67 bytes of RAM per position of the slice, its exits and values
+/// in a work file `level-NN.work-RANK.tmp` in `dir`), exit buckets of `bucket` positions (the
+/// same on every rank). Every rank calls this with the same arguments.
+#[allow(clippy::too_many_arguments)]
+pub fn build_level_distributed_low_memory(
+    comm: &dyn Comm,
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+    lower: &Levels,
+    shift: u32,
+    bucket: u64,
+    progress: &dyn Progress,
+) -> Result<DistributedLevel, BuildError> {
+    let (me, ranks) = (comm.rank(), comm.size());
+    let part = Partition::new(n, ranks, shift);
+    let range = part.slice(me);
+    let work = dir.join(format!("level-{n:02}.work-{me}.tmp"));
+    let setup = LowMemoryBuilder::slice(work, n, rules, lower, bucket, range.clone());
+    all_ok(comm, &setup)?;
+    let builder = setup?;
+    let bucket = builder.bucket();
+    let stream = CaptureStream::new(n, rules, lower)?;
+    let mut traffic = Traffic::default();
+    progress.level(n, level_size(n));
+    let t = Instant::now();
+    // Every rank makes as many passes: enough for the largest slice.
+    let largest = (0..ranks)
+        .map(|r| part.slice(r).count() as u64)
+        .max()
+        .unwrap_or(0);
+    let passes = largest.div_ceil(bucket.max(1)).max(1);
+    progress.phase(
+        "exits",
+        range.end - range.start + passes * stream.positions() / ranks as u64,
+    );
+    let mut exits: Vec<AtomicI8> = Vec::new();
+    for b in 0..passes {
+        let mine = builder.bucket_range(b);
+        builder.forward_bucket(mine.clone(), &mut exits, progress);
+        // Bucket b of rank r: the b-th bucket of its slice (the same size on every rank).
+        let in_bucket = |q: u64, r: usize| {
+            let lo = part.slice(r).start + b * bucket;
+            q >= lo && q < lo + bucket
+        };
+        for window in stream.part_windows(me, ranks, WINDOW) {
+            let outbox = Outbox::new(ranks);
+            if let Some((source, positions)) = window {
+                let len = positions.end - positions.start;
+                stream.run_window(source, positions, |batch| {
+                    let mut remote: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+                    for &(q, exit) in batch {
+                        let owner = part.owner(q);
+                        if !in_bucket(q, owner) {
+                            continue;
+                        }
+                        if owner == me {
+                            LowMemoryBuilder::raise(&exits, mine.start, q, exit);
+                        } else {
+                            remote[owner].push(exit_word(q, exit));
+                        }
+                    }
+                    outbox.add(&mut remote);
+                });
+                progress.advance(len);
+            }
+            let inbox = exchange(comm, me, outbox.take(), &mut traffic);
+            traffic.exit_rounds += 1;
+            inbox.par_iter().flatten().for_each(|&w| {
+                let q = w & ((1 << 56) - 1);
+                LowMemoryBuilder::raise(&exits, mine.start, q, (w >> 56) as u8 as i8);
+            });
+        }
+        let written = builder.write_bucket(mine, &exits).map_err(BuildError::from);
+        all_ok(comm, &written)?;
+        written?;
+    }
+    drop(exits);
+    let exits_seconds = t.elapsed().as_secs_f64();
+    progress.phase("settle", range.end - range.start);
+    let per_round = ROUND.div_ceil(lowmem::STREAM_CHUNK);
+    let divert = |remote: &mut Vec<Vec<u64>>, q: u64, won: bool| {
+        let owner = part.owner(q);
+        if owner == me {
+            return false;
+        }
+        remote[owner].push(settle_word(q, won));
+        true
+    };
+    for i in (1..=n as i8).rev() {
+        let mut next = range.start;
+        let mut inbox: Vec<Vec<u64>> = Vec::new();
+        loop {
+            let outbox = Outbox::new(ranks);
+            let incoming: Vec<u64> = inbox.concat();
+            incoming.par_chunks(1 << 12).for_each(|group| {
+                let mut remote = vec![Vec::new(); ranks];
+                let settled =
+                    builder.apply_updates(i, group, &mut |q, won| divert(&mut remote, q, won));
+                outbox.add(&mut remote);
+                progress.advance(settled);
+            });
+            let (chunks, after) = builder.chunks_from(next, per_round);
+            next = after;
+            let streamed: Result<(), BuildError> = chunks.par_iter().try_for_each(|&(s, e)| {
+                let mut remote = vec![Vec::new(); ranks];
+                let settled = builder
+                    .stream_chunk(Some(i), s, e, &mut |q, won| divert(&mut remote, q, won))?;
+                outbox.add(&mut remote);
+                progress.advance(settled);
+                Ok(())
+            });
+            all_ok(comm, &streamed)?;
+            streamed?;
+            let out = outbox.take();
+            let sent: u64 = out
+                .iter()
+                .enumerate()
+                .filter(|&(r, _)| r != me)
+                .map(|(_, l)| l.len() as u64)
+                .sum();
+            let totals = comm.sum(&[sent, range.end - next]);
+            inbox = exchange(comm, me, out, &mut traffic);
+            traffic.settle_rounds += 1;
+            if totals == [0, 0] {
+                break;
+            }
+        }
+    }
+    // The last pass writes the values step 1 settled (no propagation, no exchange).
+    let (chunks, _) = builder.chunks_from(range.start, u64::MAX / lowmem::STREAM_CHUNK);
+    let finished: Result<(), BuildError> = chunks
+        .par_iter()
+        .try_for_each(|&(s, e)| builder.finish_chunk(s, e).map_err(BuildError::from));
+    all_ok(comm, &finished)?;
+    finished?;
+    let settle_seconds = t.elapsed().as_secs_f64() - exits_seconds;
+    progress.phase("write", range.end - range.start);
+    let counts = write_distributed(comm, dir, n, rules, range.start, |sink| {
+        builder
+            .write_values(|d| {
+                progress.advance(d.len() as u64);
+                sink(d)
+            })
+            .map(|_| ())
+    })?;
+    Ok(DistributedLevel {
+        counts,
+        traffic,
+        exits_seconds,
+        settle_seconds,
+    })
+}
+
+/// Exchange `out` (counting this rank's traffic) and return what came in.
+fn exchange(
+    comm: &dyn Comm,
+    me: usize,
+    out: Vec<Vec<u64>>,
+    traffic: &mut Traffic,
+) -> Vec<Vec<u64>> {
+    for (r, list) in out.iter().enumerate() {
+        if r != me && !list.is_empty() {
+            traffic.words_sent += list.len() as u64;
+            traffic.messages += 1;
+        }
+    }
+    comm.exchange(out)
+}
+
+/// Writes a rank's slice of the table in order, in blocks that end on checksum-chunk
+/// boundaries, digesting the whole chunks it holds.
+struct SliceSink<'t> {
+    table: &'t SharedTable,
+    /// Data offset of the next byte.
+    at: u64,
+    buf: Vec<u8>,
+    /// (chunk index, digest) pairs.
+    digests: Vec<u64>,
+    counts: LevelCounts,
+}
+
+impl<'t> SliceSink<'t> {
+    fn new(table: &'t SharedTable, start: u64) -> SliceSink<'t> {
+        SliceSink {
+            table,
+            at: start,
+            buf: Vec::with_capacity(WRITE_BLOCK as usize),
+            digests: Vec::new(),
+            counts: LevelCounts::default(),
+        }
+    }
+
+    fn push(&mut self, mut data: &[u8]) -> Result<(), awari_db::TableError> {
+        while !data.is_empty() {
+            let pos = self.at + self.buf.len() as u64;
+            let room = ((pos / WRITE_BLOCK + 1) * WRITE_BLOCK - pos) as usize;
+            let take = room.min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if take == room {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), awari_db::TableError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.buf.iter().for_each(|&v| self.counts.add(v as i8));
+        if let Some(d) = self.table.write_at(self.at, &self.buf)? {
+            self.digests.extend([self.at / WRITE_BLOCK, d]);
+        }
+        self.at += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(LevelCounts, Vec<u64>), awari_db::TableError> {
+        self.flush()?;
+        self.table.sync()?;
+        Ok((self.counts, self.digests))
+    }
 }
 
 /// Whether every rank got through a step: each passes its own outcome. A rank that failed
@@ -428,8 +660,10 @@ fn write_distributed(
     dir: &Path,
     n: u32,
     rules: Rules,
-    slice: &Slice<'_>,
-    progress: &dyn Progress,
+    start: u64,
+    fill: impl FnOnce(
+        &mut dyn FnMut(&[u8]) -> Result<(), awari_db::TableError>,
+    ) -> Result<(), awari_db::TableError>,
 ) -> Result<LevelCounts, BuildError> {
     let path = level_path(dir, n);
     let header = Header::values(rules, n);
@@ -447,29 +681,9 @@ fn write_distributed(
         None => SharedTable::open(&path, header).map_err(BuildError::from),
     };
     let written = table.and_then(|table| {
-        let lo = slice.lo;
-        let hi = lo + slice.words().len() as u64;
-        let mut counts = LevelCounts::default();
-        let mut digests = Vec::new();
-        let mut buf = Vec::with_capacity(WRITE_BLOCK as usize);
-        let mut start = lo;
-        while start < hi {
-            // Blocks end on checksum-chunk boundaries, so that whole chunks are digested here.
-            let end = ((start / WRITE_BLOCK + 1) * WRITE_BLOCK).min(hi);
-            buf.clear();
-            buf.extend(
-                slice.words()[(start - lo) as usize..(end - lo) as usize]
-                    .iter()
-                    .map(|w| value_of(w.load(Relaxed)) as u8),
-            );
-            buf.iter().for_each(|&v| counts.add(v as i8));
-            if let Some(d) = table.write_at(start, &buf)? {
-                digests.extend([start / WRITE_BLOCK, d]);
-            }
-            progress.advance(end - start);
-            start = end;
-        }
-        table.sync()?;
+        let mut sink = SliceSink::new(&table, start);
+        fill(&mut |d: &[u8]| sink.push(d))?;
+        let (counts, digests) = sink.finish()?;
         Ok((table, counts, digests))
     });
     all_ok(comm, &written)?;
@@ -563,23 +777,49 @@ pub fn build_distributed(
         if me == 0 {
             let _ = std::fs::remove_file(tmp_path(&path));
         }
-        let need = 2 * Partition::new(n, comm.size(), shift).slice(me).count() as u64;
-        let fits = match opts.memory {
-            Some(m) if need > m => Err(BuildError::Memory {
+        // Rank 0 chooses the algorithm and the exit bucket for the largest slice, within its
+        // memory budget (--memory is per rank), and tells the others.
+        let part = Partition::new(n, comm.size(), shift);
+        let largest = (0..comm.size())
+            .map(|r| part.slice(r).count() as u64)
+            .max()
+            .unwrap_or(0);
+        let threads = rayon::current_num_threads();
+        let budget = opts.memory.or_else(sys::memory_available);
+        let in_memory = 2 * largest + largest.min(WRITE_BLOCK);
+        let low = lowmem::slice_memory(largest, threads);
+        let fits = |need: u64| budget.is_none_or(|b| need <= b);
+        let choice: Result<u64, BuildError> = match opts.mode {
+            Mode::InMemory if fits(in_memory) => Ok(0),
+            Mode::Auto if fits(in_memory) => Ok(0),
+            Mode::LowMemory | Mode::Auto if fits(low) => {
+                Ok(lowmem::slice_bucket(largest, threads, budget))
+            }
+            mode => Err(BuildError::Memory {
                 level: n,
                 positions: level_size(n),
-                needed: need,
-                available: m,
+                needed: if mode == Mode::InMemory {
+                    in_memory
+                } else {
+                    low
+                },
+                available: budget.unwrap_or(0),
             }),
-            _ => Ok(()),
         };
-        all_ok(comm, &fits)?;
-        fits?;
+        let mine = if me == 0 { choice } else { Ok(0) };
+        all_ok(comm, &mine)?;
+        // 0: in memory; else the low-memory exit bucket.
+        let bucket = comm.sum(&[mine?])[0];
         sys::reset_peak_rss();
         let sampler = sys::AnonPeak::start();
         let start = Instant::now();
-        let built =
-            build_level_distributed(comm, &opts.dir, n, opts.rules, &levels, shift, progress)?;
+        let built = if bucket == 0 {
+            build_level_distributed(comm, &opts.dir, n, opts.rules, &levels, shift, progress)?
+        } else {
+            build_level_distributed_low_memory(
+                comm, &opts.dir, n, opts.rules, &levels, shift, bucket, progress,
+            )?
+        };
         let seconds = start.elapsed().as_secs_f64();
         let opened = Table::open(&path, expect).map_err(BuildError::from);
         all_ok(comm, &opened)?;
@@ -591,7 +831,11 @@ pub fn build_distributed(
             counts: Some(built.counts),
             peak_rss: sys::peak_rss(),
             max_depth: None,
-            mode: Some(Mode::InMemory),
+            mode: Some(if bucket == 0 {
+                Mode::InMemory
+            } else {
+                Mode::LowMemory
+            }),
             peak_anon: sampler.finish(),
             exits: Some(ExitsStats {
                 seconds: built.exits_seconds,

@@ -43,7 +43,7 @@ use awari_db::{level_size, Level, Levels, Rules, TableError};
 use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
-use crate::level::{propagate, seed_boards, LevelCounts, Progress, Settle, NO_EXIT};
+use crate::level::{propagate_diverting, seed_boards, LevelCounts, Progress, Settle, NO_EXIT};
 
 const PER_WORD: u64 = 12;
 const BITS: u32 = 5;
@@ -96,27 +96,50 @@ pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
     (left / CHUNK * CHUNK).clamp(min_bucket(n), size.div_ceil(CHUNK) * CHUNK)
 }
 
+/// Positions per exit bucket for a slice of `len` positions of a level within `budget` bytes
+/// (`None`: one bucket): as [`exit_bucket`], for a rank's slice.
+pub(crate) fn slice_bucket(len: u64, threads: usize, budget: Option<u64>) -> u64 {
+    let settle = len.div_ceil(PER_WORD) * 8 + threads as u64 * 3 * CHUNK.min(len);
+    let least = len.div_ceil(MAX_PASSES).div_ceil(CHUNK) * CHUNK;
+    let left = budget.map_or(len, |b| b.saturating_sub(settle));
+    (left / CHUNK * CHUNK).clamp(least.max(CHUNK), len.div_ceil(CHUNK).max(1) * CHUNK)
+}
+
+/// RAM the low-memory algorithm needs for a slice of `len` positions (its smallest bucket).
+pub(crate) fn slice_memory(len: u64, threads: usize) -> u64 {
+    len.div_ceil(PER_WORD) * 8
+        + threads as u64 * 3 * CHUNK.min(len)
+        + len.div_ceil(MAX_PASSES).div_ceil(CHUNK) * CHUNK
+}
+
+/// Positions per streaming chunk of the low-memory algorithm.
+pub(crate) const STREAM_CHUNK: u64 = CHUNK;
+
 /// Disk the low-memory algorithm needs besides the table itself: the work array.
 pub fn disk_needed(n: u32) -> u64 {
     level_size(n)
 }
 
+/// The packed codes of the positions `base..` of the level (all of it, or a rank's slice).
 struct Packed {
+    base: u64,
     words: Vec<AtomicU64>,
 }
 
 impl Packed {
     #[inline]
     fn get(&self, q: u64) -> u64 {
-        (self.words[(q / PER_WORD) as usize].load(Relaxed) >> (BITS as u64 * (q % PER_WORD))) & MASK
+        let r = q - self.base;
+        (self.words[(r / PER_WORD) as usize].load(Relaxed) >> (BITS as u64 * (r % PER_WORD))) & MASK
     }
 
     /// Replace the code of `q` by `f(code)` (None: leave it) atomically; returns the old code
     /// and whether a change was made.
     #[inline]
     fn update(&self, q: u64, mut f: impl FnMut(u64) -> Option<u64>) -> (u64, bool) {
-        let word = &self.words[(q / PER_WORD) as usize];
-        let shift = BITS as u64 * (q % PER_WORD);
+        let r = q - self.base;
+        let word = &self.words[(r / PER_WORD) as usize];
+        let shift = BITS as u64 * (r % PER_WORD);
         let mut w = word.load(Relaxed);
         loop {
             let code = (w >> shift) & MASK;
@@ -135,7 +158,7 @@ impl Packed {
 impl Settle for Packed {
     #[inline]
     fn touch(&self, q: u64) -> u64 {
-        self.words[(q / PER_WORD) as usize].load(Relaxed)
+        self.words[((q - self.base) / PER_WORD) as usize].load(Relaxed)
     }
 
     #[inline]
@@ -164,21 +187,23 @@ impl Settle for Packed {
     }
 }
 
-/// Builds one level with the low-memory algorithm.
+/// Builds one level, or one rank's slice of it, with the low-memory algorithm.
 pub struct LowMemoryBuilder<'a> {
     level: Level,
     rules: Rules,
     stream: CaptureStream<'a>,
     bucket: u64,
+    /// The positions built here: the level, or a rank's slice (see [`crate::distributed`]).
+    range: std::ops::Range<u64>,
     state: Packed,
     work: File,
     work_path: PathBuf,
 }
 
-/// Streaming chunks of `range` (which starts on a chunk boundary), in parallel: (start, end).
+/// Streaming chunks of `range` (which starts a whole number of chunks after the builder's first
+/// position), in parallel: (start, end).
 fn chunks(range: std::ops::Range<u64>) -> impl ParallelIterator<Item = (u64, u64)> {
     let (lo, hi) = (range.start, range.end);
-    debug_assert_eq!(lo % CHUNK, 0);
     (0..(hi - lo).div_ceil(CHUNK))
         .into_par_iter()
         .map(move |c| (lo + c * CHUNK, (lo + (c + 1) * CHUNK).min(hi)))
@@ -201,14 +226,26 @@ impl<'a> LowMemoryBuilder<'a> {
         lower: &'a Levels,
         bucket: u64,
     ) -> Result<Self, crate::build::BuildError> {
+        let work_path = dir.join(format!("level-{n:02}.work.tmp"));
+        Self::slice(work_path, n, rules, lower, bucket, 0..level_size(n))
+    }
+
+    /// Prepare the positions `range` of level `n` (a rank's slice), with the work array at
+    /// `work_path`.
+    pub(crate) fn slice(
+        work_path: PathBuf,
+        n: u32,
+        rules: Rules,
+        lower: &'a Levels,
+        bucket: u64,
+        range: std::ops::Range<u64>,
+    ) -> Result<Self, crate::build::BuildError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let bucket = bucket.max(1).div_ceil(CHUNK) * CHUNK;
         let level = Level::new(n);
+        let len = range.end - range.start;
         let mut words = Vec::new();
-        words.resize_with(level.size().div_ceil(PER_WORD) as usize, || {
-            AtomicU64::new(0)
-        });
-        let work_path = dir.join(format!("level-{n:02}.work.tmp"));
+        words.resize_with(len.div_ceil(PER_WORD) as usize, || AtomicU64::new(0));
         let work = OpenOptions::new()
             .read(true)
             .write(true)
@@ -216,31 +253,36 @@ impl<'a> LowMemoryBuilder<'a> {
             .truncate(true)
             .open(&work_path)
             .map_err(io(&work_path))?;
-        work.set_len(level.size()).map_err(io(&work_path))?;
+        work.set_len(len).map_err(io(&work_path))?;
         Ok(LowMemoryBuilder {
             level,
             rules,
             stream,
             bucket,
-            state: Packed { words },
+            state: Packed {
+                base: range.start,
+                words,
+            },
+            range,
             work,
             work_path,
         })
     }
 
     fn chunks(&self) -> impl ParallelIterator<Item = (u64, u64)> {
-        chunks(0..self.level.size())
+        chunks(self.range.clone())
     }
 
+    /// Read the work bytes of positions `start..` (in this builder's range).
     fn read(&self, start: u64, buf: &mut [u8]) -> Result<(), TableError> {
         self.work
-            .read_exact_at(buf, start)
+            .read_exact_at(buf, start - self.range.start)
             .map_err(io(&self.work_path))
     }
 
     fn write(&self, start: u64, buf: &[u8]) -> Result<(), TableError> {
         self.work
-            .write_all_at(buf, start)
+            .write_all_at(buf, start - self.range.start)
             .map_err(io(&self.work_path))
     }
 
@@ -262,34 +304,19 @@ impl<'a> LowMemoryBuilder<'a> {
     /// every capture whose parent is in the bucket, and the bucket is written to the work
     /// array in order.
     fn compute_exits(&self, progress: &dyn Progress) -> Result<ExitsStats, TableError> {
-        let size = self.level.size();
-        let passes = size.div_ceil(self.bucket);
+        let passes = self.passes();
         let meter = ExitsMeter::start();
-        progress.phase("exits", size + passes * self.stream.positions());
+        progress.phase(
+            "exits",
+            self.level.size() + passes * self.stream.positions(),
+        );
         let mut exits: Vec<AtomicI8> = Vec::new();
         for b in 0..passes {
-            let lo = b * self.bucket;
-            let hi = (lo + self.bucket).min(size);
-            exits.clear();
-            exits.resize_with((hi - lo) as usize, || AtomicI8::new(NO_EXIT));
-            chunks(lo..hi).for_each(|(start, end)| {
-                // A chunk owns whole words: build each from its 12 codes (counter, exit_ok 0).
-                let mut boards = self.level.boards(start..end);
-                let first = (start / PER_WORD) as usize;
-                for (w, group) in (start..end).step_by(PER_WORD as usize).enumerate() {
-                    let mut word = 0u64;
-                    for (k, q) in (group..(group + PER_WORD).min(end)).enumerate() {
-                        let board = boards.next().expect("chunk inside the level");
-                        let (exit, quiet) = forward(&board, self.rules);
-                        exits[(q - lo) as usize].store(exit, Relaxed);
-                        word |= (2 * u64::from(quiet)) << (BITS as u64 * k as u64);
-                    }
-                    self.state.words[first + w].store(word, Relaxed);
-                }
-                progress.advance(end - start);
-            });
+            let bucket = self.bucket_range(b);
+            self.forward_bucket(bucket.clone(), &mut exits, progress);
+            let lo = bucket.start;
             self.stream.run(
-                lo..hi,
+                bucket.clone(),
                 |batch| {
                     let mut touch = 0i8;
                     for &(q, _) in batch {
@@ -302,92 +329,213 @@ impl<'a> LowMemoryBuilder<'a> {
                 },
                 progress,
             );
-            chunks(lo..hi).try_for_each(|(start, end)| {
-                let bytes: Vec<u8> = exits[(start - lo) as usize..(end - lo) as usize]
-                    .iter()
-                    .map(|e| e.load(Relaxed) as u8)
-                    .collect();
-                self.write(start, &bytes)
-            })?;
+            self.write_bucket(bucket, &exits)?;
         }
         Ok(meter.finish(&self.stream, passes as u32))
+    }
+
+    /// Exit buckets of this builder's range.
+    pub(crate) fn passes(&self) -> u64 {
+        (self.range.end - self.range.start).div_ceil(self.bucket)
+    }
+
+    /// Bucket `b` of this builder's range (empty past the last).
+    pub(crate) fn bucket_range(&self, b: u64) -> std::ops::Range<u64> {
+        let lo = (self.range.start + b * self.bucket).min(self.range.end);
+        lo..(lo + self.bucket).min(self.range.end)
+    }
+
+    /// The forward pass over `bucket`: pack its counters, set its exit bytes in `exits`.
+    pub(crate) fn forward_bucket(
+        &self,
+        bucket: std::ops::Range<u64>,
+        exits: &mut Vec<AtomicI8>,
+        progress: &dyn Progress,
+    ) {
+        let lo = bucket.start;
+        exits.clear();
+        exits.resize_with((bucket.end - lo) as usize, || AtomicI8::new(NO_EXIT));
+        let exits = &*exits;
+        chunks(bucket).for_each(|(start, end)| {
+            // A chunk owns whole words: build each from its 12 codes (counter, exit_ok 0).
+            let mut boards = self.level.boards(start..end);
+            let first = ((start - self.range.start) / PER_WORD) as usize;
+            for (w, group) in (start..end).step_by(PER_WORD as usize).enumerate() {
+                let mut word = 0u64;
+                for (k, q) in (group..(group + PER_WORD).min(end)).enumerate() {
+                    let board = boards.next().expect("chunk inside the level");
+                    let (exit, quiet) = forward(&board, self.rules);
+                    exits[(q - lo) as usize].store(exit, Relaxed);
+                    word |= (2 * u64::from(quiet)) << (BITS as u64 * k as u64);
+                }
+                self.state.words[first + w].store(word, Relaxed);
+            }
+            progress.advance(end - start);
+        });
+    }
+
+    /// Write the exit bytes of `bucket` to the work array.
+    pub(crate) fn write_bucket(
+        &self,
+        bucket: std::ops::Range<u64>,
+        exits: &[AtomicI8],
+    ) -> Result<(), TableError> {
+        let lo = bucket.start;
+        chunks(bucket).try_for_each(|(start, end)| {
+            let bytes: Vec<u8> = exits[(start - lo) as usize..(end - lo) as usize]
+                .iter()
+                .map(|e| e.load(Relaxed) as u8)
+                .collect();
+            self.write(start, &bytes)
+        })
     }
 
     /// Step `i` (or, with `None` after step 1, the last pass), one chunk at a time: write the
     /// values of the positions the previous step settled, update `exit_ok`, settle the
     /// positions whose exit decides them at step `i`, and propagate them.
     fn stream_step(&self, i: Option<i8>, progress: &dyn Progress) -> Result<(), TableError> {
-        let prev = i.map_or(1, |i| i + 1);
-        let done = [new_code(prev, true), new_code(prev, false)];
         self.chunks().try_for_each(|(start, end)| {
-            let mut buf = vec![0u8; (end - start) as usize];
-            self.read(start, &mut buf)?;
-            let mut dirty = false;
-            let mut seeds: Vec<(u32, bool)> = Vec::new();
-            // Propagation from other chunks may change a word meanwhile: each word's 12 codes
-            // are rewritten and exchanged as one, and decided afresh if the exchange fails.
-            let first = (start / PER_WORD) as usize;
-            for (w, bytes) in buf.chunks_mut(PER_WORD as usize).enumerate() {
-                let word = &self.state.words[first + w];
-                let mut old = word.load(Relaxed);
-                loop {
-                    let mut new = old;
-                    let mut found = 0u32; // word-local seeds: bit k set, bit 16 + k a win
-                    for (k, byte) in bytes.iter_mut().enumerate() {
-                        let shift = BITS as u64 * k as u64;
-                        let code = (old >> shift) & MASK;
-                        let next = if code == done[0] || code == done[1] {
-                            let win = code == done[0];
-                            *byte = (if win { prev } else { -prev }) as u8;
-                            dirty = true;
-                            DONE_WIN + u64::from(!win)
-                        } else if let (true, Some(i)) = (code < SETTLED, i) {
-                            let exit = *byte as i8;
-                            let counter = code / 2;
-                            let exit_ok = exit <= -i;
-                            if exit >= i && exit != NO_EXIT {
-                                found |= 0x10001 << k;
-                                new_code(i, true)
-                            } else if counter == 0 && exit_ok {
-                                found |= 1 << k;
-                                new_code(i, false)
-                            } else {
-                                2 * counter + u64::from(exit_ok)
-                            }
-                        } else {
-                            code
-                        };
-                        new = (new & !(MASK << shift)) | (next << shift);
-                    }
-                    if new == old {
-                        break;
-                    }
-                    match word.compare_exchange_weak(old, new, Relaxed, Relaxed) {
-                        Ok(_) => {
-                            let base = (w as u64 * PER_WORD) as u32;
-                            let mut bits = found & 0xffff;
-                            while bits != 0 {
-                                let k = bits.trailing_zeros();
-                                bits &= bits - 1;
-                                seeds.push((base + k, found & (0x10000 << k) != 0));
-                            }
-                            break;
-                        }
-                        Err(now) => old = now,
-                    }
-                }
-            }
-            if dirty {
-                self.write(start, &buf)?;
-            }
-            if let (false, Some(i)) = (seeds.is_empty(), i) {
-                let mut stack = seed_boards(&self.level, start, &seeds);
-                let count = seeds.len() as u64
-                    + propagate(&self.state, &self.level, self.rules, i, &mut stack);
-                progress.advance(count);
-            }
+            let settled = self.stream_chunk(i, start, end, &mut |_, _| false)?;
+            progress.advance(settled);
             Ok(())
         })
+    }
+
+    /// The chunks of this builder's range from `from` on, `count` of them at most: (start,
+    /// end) each; returns them and where the next ones start.
+    pub(crate) fn chunks_from(&self, from: u64, count: u64) -> (Vec<(u64, u64)>, u64) {
+        let end = from
+            .saturating_add(count.saturating_mul(CHUNK))
+            .min(self.range.end);
+        let list = (from..end)
+            .step_by(CHUNK as usize)
+            .map(|c| (c, (c + CHUNK).min(end)))
+            .collect();
+        (list, end)
+    }
+
+    /// One chunk of [`LowMemoryBuilder::stream_step`]: positions `start..end` (a whole chunk
+    /// of this builder's range); predecessors for which `divert(index, won)` returns true are
+    /// left to the caller. Returns how many positions it settled.
+    pub(crate) fn stream_chunk(
+        &self,
+        i: Option<i8>,
+        start: u64,
+        end: u64,
+        divert: &mut impl FnMut(u64, bool) -> bool,
+    ) -> Result<u64, TableError> {
+        let prev = i.map_or(1, |i| i + 1);
+        let done = [new_code(prev, true), new_code(prev, false)];
+        let mut buf = vec![0u8; (end - start) as usize];
+        self.read(start, &mut buf)?;
+        let mut dirty = false;
+        let mut seeds: Vec<(u32, bool)> = Vec::new();
+        // Propagation from other chunks may change a word meanwhile: each word's 12 codes
+        // are rewritten and exchanged as one, and decided afresh if the exchange fails.
+        let first = ((start - self.range.start) / PER_WORD) as usize;
+        for (w, bytes) in buf.chunks_mut(PER_WORD as usize).enumerate() {
+            let word = &self.state.words[first + w];
+            let mut old = word.load(Relaxed);
+            loop {
+                let mut new = old;
+                let mut found = 0u32; // word-local seeds: bit k set, bit 16 + k a win
+                for (k, byte) in bytes.iter_mut().enumerate() {
+                    let shift = BITS as u64 * k as u64;
+                    let code = (old >> shift) & MASK;
+                    let next = if code == done[0] || code == done[1] {
+                        let win = code == done[0];
+                        *byte = (if win { prev } else { -prev }) as u8;
+                        dirty = true;
+                        DONE_WIN + u64::from(!win)
+                    } else if let (true, Some(i)) = (code < SETTLED, i) {
+                        let exit = *byte as i8;
+                        let counter = code / 2;
+                        let exit_ok = exit <= -i;
+                        if exit >= i && exit != NO_EXIT {
+                            found |= 0x10001 << k;
+                            new_code(i, true)
+                        } else if counter == 0 && exit_ok {
+                            found |= 1 << k;
+                            new_code(i, false)
+                        } else {
+                            2 * counter + u64::from(exit_ok)
+                        }
+                    } else {
+                        code
+                    };
+                    new = (new & !(MASK << shift)) | (next << shift);
+                }
+                if new == old {
+                    break;
+                }
+                match word.compare_exchange_weak(old, new, Relaxed, Relaxed) {
+                    Ok(_) => {
+                        let base = (w as u64 * PER_WORD) as u32;
+                        let mut bits = found & 0xffff;
+                        while bits != 0 {
+                            let k = bits.trailing_zeros();
+                            bits &= bits - 1;
+                            seeds.push((base + k, found & (0x10000 << k) != 0));
+                        }
+                        break;
+                    }
+                    Err(now) => old = now,
+                }
+            }
+        }
+        if dirty {
+            self.write(start, &buf)?;
+        }
+        if let (false, Some(i)) = (seeds.is_empty(), i) {
+            let mut stack = seed_boards(&self.level, start, &seeds);
+            let count = seeds.len() as u64
+                + propagate_diverting(&self.state, &self.level, self.rules, i, &mut stack, divert);
+            return Ok(count);
+        }
+        Ok(0)
+    }
+
+    /// Apply at step `i` the updates other ranks sent (see [`crate::distributed`]: each the
+    /// index of a position of this range, bit 63 set when the child won), propagating what
+    /// they settle; returns how many positions were settled.
+    pub(crate) fn apply_updates(
+        &self,
+        i: i8,
+        words: &[u64],
+        divert: &mut impl FnMut(u64, bool) -> bool,
+    ) -> u64 {
+        let mut stack = Vec::new();
+        for sub in words.chunks(64) {
+            let mut touch = 0u64;
+            for &w in sub {
+                touch |= self.state.touch(w & !(1 << 63));
+            }
+            std::hint::black_box(touch);
+            for &w in sub {
+                let (q, won) = (w & !(1 << 63), w >> 63 == 1);
+                if Settle::update(&self.state, q, i, won) {
+                    stack.push((self.level.unrank(q), !won));
+                }
+            }
+        }
+        let seeds = stack.len() as u64;
+        seeds + propagate_diverting(&self.state, &self.level, self.rules, i, &mut stack, divert)
+    }
+
+    /// Positions per exit bucket (a whole number of chunks).
+    pub(crate) fn bucket(&self) -> u64 {
+        self.bucket
+    }
+
+    /// Raise the exit byte of `q` (in `bucket`, whose bytes are `exits`) to `exit`.
+    pub(crate) fn raise(exits: &[AtomicI8], bucket_start: u64, q: u64, exit: i8) {
+        exits[(q - bucket_start) as usize].fetch_max(exit, Relaxed);
+    }
+
+    /// The last pass, after step 1 (see [`LowMemoryBuilder::stream_step`]).
+    pub(crate) fn finish_chunk(&self, start: u64, end: u64) -> Result<(), TableError> {
+        self.stream_chunk(None, start, end, &mut |_, _| false)
+            .map(|_| ())
     }
 
     /// Stream the values, in index order, to `sink`, and count wins, draws and losses.
@@ -395,9 +543,9 @@ impl<'a> LowMemoryBuilder<'a> {
         &self,
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
     ) -> Result<LevelCounts, TableError> {
-        let size = self.level.size();
+        let size = self.range.end;
         let mut counts = LevelCounts::default();
-        let mut start = 0;
+        let mut start = self.range.start;
         while start < size {
             let end = (start + CHUNK).min(size);
             let mut buf = vec![0u8; (end - start) as usize];

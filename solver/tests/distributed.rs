@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use awari_db::{level_exists, level_path, Rules};
-use awari_solver::build::{build, BuildOptions, Mode};
+use awari_solver::build::{build, BuildOptions, LevelReport, Mode};
 use awari_solver::comm::{Comm, ThreadComm};
 use awari_solver::distributed::build_distributed;
 use awari_solver::Silent;
@@ -30,28 +30,40 @@ fn options(dir: &Path, rules: Rules, max: u32) -> BuildOptions {
 
 /// Build with `ranks` ranks as threads, each rank's rayon work on one shared 2-thread pool.
 fn build_ranks(dir: &Path, ranks: usize, shift: u32, rules: Rules, max: u32) {
-    let opts = options(dir, rules, max);
+    build_ranks_with(options(dir, rules, max), ranks, shift);
+}
+
+/// ... returning rank 0's reports.
+fn build_ranks_with(opts: BuildOptions, ranks: usize, shift: u32) -> Vec<LevelReport> {
+    let max = opts.max_stones;
     std::thread::scope(|s| {
-        for comm in ThreadComm::group(ranks) {
-            let opts = &opts;
-            s.spawn(move || {
-                let mut sent = 0;
-                let reports = build_distributed(&comm, opts, shift, &Silent, |_, built| {
-                    sent += built.map_or(0, |b| b.traffic.words_sent);
+        let handles: Vec<_> = ThreadComm::group(ranks)
+            .into_iter()
+            .map(|comm| {
+                let opts = &opts;
+                s.spawn(move || {
+                    let mut sent = 0;
+                    let reports = build_distributed(&comm, opts, shift, &Silent, |_, built| {
+                        sent += built.map_or(0, |b| b.traffic.words_sent);
+                    })
+                    .unwrap_or_else(|e| panic!("rank {}: {e}", comm.rank()));
+                    assert_eq!(
+                        reports.len(),
+                        (0..=max).filter(|&n| level_exists(n)).count()
+                    );
+                    // Small granules cut every level above a few seeds: updates must have
+                    // crossed between the ranks.
+                    if ranks > 1 && shift < 12 {
+                        assert!(sent > 0, "rank {} sent nothing", comm.rank());
+                    }
+                    reports
                 })
-                .unwrap_or_else(|e| panic!("rank {}: {e}", comm.rank()));
-                assert_eq!(
-                    reports.len(),
-                    (0..=max).filter(|&n| level_exists(n)).count()
-                );
-                // Small granules cut every level above a few seeds: updates must have
-                // crossed between the ranks.
-                if ranks > 1 && shift < 12 {
-                    assert!(sent > 0, "rank {} sent nothing", comm.rank());
-                }
-            });
-        }
-    });
+            })
+            .collect();
+        let mut all: Vec<Vec<LevelReport>> =
+            handles.into_iter().map(|h| h.join().unwrap()).collect();
+        all.swap_remove(0)
+    })
 }
 
 fn assert_same(a: &Path, b: &Path, max: u32) {
@@ -86,6 +98,54 @@ fn same_bytes_as_one_machine_for_one_to_four_ranks() {
                 })
                 .count();
             assert_eq!(tmp, 0);
+            std::fs::remove_dir_all(&dist).unwrap();
+        }
+        std::fs::remove_dir_all(&local).unwrap();
+    }
+}
+
+/// Each rank with the low-memory algorithm on its slice (work file, packed states), with exit
+/// buckets (budgets that make the largest levels stream the lower levels 2 or 3 times) and in
+/// `auto` mode (the smaller levels in memory, the larger low-memory): the same bytes.
+#[test]
+fn low_memory_ranks_write_the_same_bytes() {
+    const MIB: u64 = 1 << 20;
+    for rules in [Rules::Awari, Rules::GrandSlam] {
+        let local = temp(&format!("low-local-{rules}"));
+        build(&options(&local, rules, 15), &Silent, |_| {}).unwrap();
+        for (ranks, shift, mode, memory, max) in [
+            (1, 8, Mode::LowMemory, 10 * MIB, 14),
+            (2, 8, Mode::LowMemory, 7 * MIB, 14),
+            (3, 12, Mode::LowMemory, 13 * MIB / 2, 14),
+            (2, 8, Mode::Auto, 9 * MIB, 15),
+        ] {
+            let dist = temp(&format!("low-r{ranks}-{rules}-{mode:?}"));
+            let opts = BuildOptions {
+                memory: Some(memory),
+                mode,
+                ..options(&dist, rules, max)
+            };
+            let reports = build_ranks_with(opts, ranks, shift);
+            let low = reports
+                .iter()
+                .filter(|r| r.mode == Some(Mode::LowMemory))
+                .count();
+            match mode {
+                Mode::LowMemory => assert_eq!(low, reports.len()),
+                _ => assert!(low > 0 && low < reports.len(), "{low} low-memory levels"),
+            }
+            assert_same(&local, &dist, max);
+            let left = std::fs::read_dir(&dist)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .to_string_lossy()
+                        .ends_with(".tmp")
+                })
+                .count();
+            assert_eq!(left, 0, "work files left in {}", dist.display());
             std::fs::remove_dir_all(&dist).unwrap();
         }
         std::fs::remove_dir_all(&local).unwrap();
