@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Each rank runs the in-memory algorithm of [`crate::level`] on its slice, with rayon threads
-//! inside, 2 bytes per position of the slice:
+//! inside, 2 bytes per position of the slice (or the low-memory algorithm of [`crate::lowmem`]
+//! on it, 0.67 bytes per position and a work file, in the same phases and rounds:
+//! [`build_level_distributed_low_memory`]):
 //!
 //! 1. **Exits.** A forward pass over its slice; then every rank streams its own part (1/R) of
 //!    every lower level, window by window, and un-captures it. A parent in its own slice gets
