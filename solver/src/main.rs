@@ -412,6 +412,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     threads: threads.unwrap_or_else(rayon::current_num_threads),
                     rate: rate_per_thread,
                     efficiency: distributed_efficiency,
+                    low_ratio: low_memory_ratio,
                     traffic_2: traffic_per_position,
                     network: network_gbit * 1e9 / 8.0,
                     disk: disk_bandwidth * 1e6,
