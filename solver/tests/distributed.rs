@@ -201,3 +201,45 @@ fn a_failing_rank_fails_them_all() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The plain binary (no `mpi` feature) says how to get a distributed build instead of
+/// starting one; `plan --ranks` plans one.
+#[test]
+#[cfg(not(feature = "mpi"))]
+fn the_plain_binary_explains_distributed_builds() {
+    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let dir = temp("cli");
+    let out = std::process::Command::new(bin)
+        .args(["build", "--distributed", "--max-stones", "4", "--db"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--features mpi") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!dir.join("level-04.values").exists());
+    let out = std::process::Command::new(bin)
+        .args([
+            "plan",
+            "--ranks",
+            "16",
+            "--memory-per-rank",
+            "64G",
+            "--threads",
+            "16",
+        ])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && plan.contains("16 ranks × 16 threads"),
+        "{plan}"
+    );
+    assert!(
+        plan.lines().any(|l| l.trim_start().starts_with("48 ")),
+        "{plan}"
+    );
+}
