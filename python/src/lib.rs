@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use awari_db::{Board, DbError, Level, Rules, SplitMix64};
 use awari_probe::check_playable;
-use numpy::{PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -174,21 +174,18 @@ impl Database {
     }
 
     /// The values of many boards at once: an (N, 12) array of integers in, an int8 array of
-    /// N values out, computed on all cores without the GIL.
+    /// N values out, checked and computed on all cores without the GIL.
     fn values<'py>(
         &self,
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        let boards = boards_arg(py, boards)?;
-        let values = py.detach(|| {
-            boards
-                .par_iter()
-                .with_min_len(1 << 12)
-                .map(|b| self.db.value(b))
-                .collect::<Result<Vec<i8>, DbError>>()
-        });
-        Ok(PyArray1::from_vec(py, values.map_err(db_error)?))
+        let array = boards_array(py, boards)?;
+        let values = match &array {
+            Boards::U8(a) => self.values_of(py, a.as_slice()?),
+            Boards::I64(a) => self.values_of(py, a.as_slice()?),
+        }?;
+        Ok(PyArray1::from_vec(py, values))
     }
 
     fn __repr__(&self) -> String {
@@ -201,50 +198,115 @@ impl Database {
     }
 }
 
-/// An (N, 12) array of boards from any array-like of integers, each row checked.
-fn boards_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Board>> {
+/// An (N, 12) array of boards, contiguous: uint8 as `random_boards` makes them, or any other
+/// integers converted to int64.
+enum Boards<'py> {
+    U8(PyReadonlyArray2<'py, u8>),
+    I64(PyReadonlyArray2<'py, i64>),
+}
+
+fn boards_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Boards<'py>> {
+    let bad = |what: String| value_error(format!("boards must be an (N, 12) array of integers, {what}"));
+    let np = py.import("numpy")?;
+    let array = np
+        .call_method1("ascontiguousarray", (obj,))
+        .map_err(|e| bad(format!("not {e}")))?;
+    let ndim: usize = array.getattr("ndim")?.extract()?;
+    if ndim != 2 {
+        return Err(bad(format!("got {ndim} dimension(s)")));
+    }
+    let columns: usize = array.getattr("shape")?.get_item(1)?.extract()?;
+    if columns != 12 {
+        return Err(bad(format!("got {columns} columns")));
+    }
+    if let Ok(a) = array.extract::<PyReadonlyArray2<'py, u8>>() {
+        return Ok(Boards::U8(a));
+    }
     let kwargs = PyDict::new(py);
     kwargs.set_item("dtype", "int64")?;
-    let array = py
-        .import("numpy")?
-        .call_method("ascontiguousarray", (obj,), Some(&kwargs))
-        .map_err(|e| value_error(format!("boards must be an (N, 12) array of integers: {e}")))?;
-    let array: PyReadonlyArray2<'_, i64> = array.extract().map_err(|_| {
-        value_error(format!(
-            "boards must be an (N, 12) array of integers, got {} dimension(s)",
-            array
-                .getattr("ndim")
-                .and_then(|d| d.extract::<usize>())
-                .unwrap_or(0)
-        ))
-    })?;
-    if array.shape()[1] != 12 {
-        return Err(value_error(format!(
-            "boards must be an (N, 12) array of integers, got {} columns",
-            array.shape()[1]
-        )));
+    let converted = np
+        .call_method("ascontiguousarray", (&array,), Some(&kwargs))
+        .map_err(|e| bad(format!("not {e}")))?;
+    let a = converted
+        .extract::<PyReadonlyArray2<'py, i64>>()
+        .map_err(|_| bad("not integers".into()))?;
+    Ok(Boards::I64(a))
+}
+
+/// The board of one row, with the CLI's message for a bad one.
+fn row_board<T: Copy + Into<i64>>(row: &[T]) -> Result<Board, String> {
+    let mut p = [0u8; 12];
+    let mut ok = true;
+    for (slot, &x) in p.iter_mut().zip(row) {
+        let x: i64 = x.into();
+        ok &= (0..=i64::from(awari_db::MAX_SEEDS)).contains(&x);
+        *slot = x.clamp(0, 255) as u8;
     }
-    let view = array.as_array();
-    let mut out = Vec::with_capacity(view.nrows());
-    for (r, row) in view.outer_iter().enumerate() {
-        let mut p = [0u8; 12];
-        let mut ok = true;
-        for (slot, &x) in p.iter_mut().zip(row.iter()) {
-            ok &= (0..=i64::from(awari_db::MAX_SEEDS)).contains(&x);
-            *slot = x.clamp(0, 255) as u8;
-        }
-        let board = if ok {
-            Board::new(p).map_err(|e| e.to_string())
-        } else {
-            // The CLI's message for the first bad pit.
-            let words: Vec<String> = row.iter().map(|x| x.to_string()).collect();
-            Board::parse_words(&words).map_err(|e| e.to_string())
-        }
-        .and_then(|b| check_playable(&b).map(|()| b))
-        .map_err(|e| value_error(format!("row {r}: {e}")))?;
-        out.push(board);
+    let board = if ok {
+        Board::new(p).map_err(|e| e.to_string())?
+    } else {
+        let words: Vec<String> = row.iter().map(|&x| x.into().to_string()).collect();
+        Board::parse_words(&words).map_err(|e| e.to_string())?
+    };
+    check_playable(&board)?;
+    Ok(board)
+}
+
+/// Why a row of `values` has no value.
+enum RowError {
+    Board(usize, String),
+    Db(DbError),
+}
+
+impl Database {
+    /// The values of the rows of `flat` (12 integers each), in parallel without the GIL; the
+    /// first bad row (in order) is the error.
+    ///
+    /// Rows go in groups of `GROUP`: every row's entry is located first (rank), then the
+    /// entries are read together, so that their random reads are in flight at once.
+    fn values_of<T: Copy + Into<i64> + Sync>(&self, py: Python<'_>, flat: &[T]) -> PyResult<Vec<i8>> {
+        const GROUP: usize = 16;
+        let levels = self.db.levels();
+        let group = |g: usize, rows: &[T], out: &mut [i8]| -> Result<(), RowError> {
+            let mut entries: [Option<(&awari_db::Table, u64)>; GROUP] = [None; GROUP];
+            for (k, row) in rows.chunks(12).enumerate() {
+                let board = row_board(row).map_err(|e| RowError::Board(g * GROUP + k, e))?;
+                let seeds = board.seeds();
+                match Level::new(seeds).rank(&board) {
+                    Some(i) => entries[k] = Some((levels.require(seeds).map_err(RowError::Db)?, i)),
+                    // A full opponent row: valued by one ply of lookups.
+                    None => out[k] = self.db.value(&board).map_err(RowError::Db)?,
+                }
+            }
+            for (o, entry) in out.iter_mut().zip(entries) {
+                if let Some((table, i)) = entry {
+                    *o = table.value(i);
+                }
+            }
+            Ok(())
+        };
+        let mut values = vec![0i8; flat.len() / 12];
+        let result = py.detach(|| {
+            values
+                .par_chunks_mut(GROUP)
+                .zip(flat.par_chunks(12 * GROUP))
+                .enumerate()
+                .with_min_len(1 << 8)
+                .try_for_each(|(g, (out, rows))| group(g, rows, out))
+                // Parallel work reports some error: report the first row's instead.
+                .or_else(|_| {
+                    let mut out = [0i8; GROUP];
+                    flat.chunks(12 * GROUP)
+                        .enumerate()
+                        .try_for_each(|(g, rows)| group(g, rows, &mut out))
+                })
+        });
+        result.map_err(|e| match e {
+            RowError::Board(r, message) => value_error(format!("row {r}: {message}")),
+            RowError::Db(e) => db_error(e),
+        })?;
+        Ok(values)
     }
-    Ok(out)
 }
 
 /// The legal moves of `board` under `rules`, without values (no database needed).
