@@ -40,7 +40,9 @@ fn board_arg(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
         let iter = obj.try_iter().map_err(|_| {
             value_error(format!(
                 "a board is 12 pit counts or a string such as \"start\", not {}",
-                obj.get_type().name().map_or("this".into(), |n| n.to_string())
+                obj.get_type()
+                    .name()
+                    .map_or("this".into(), |n| n.to_string())
             ))
         })?;
         let mut words = Vec::with_capacity(12);
@@ -55,7 +57,9 @@ fn board_arg(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
 }
 
 fn rules_arg(rules: &str) -> PyResult<Rules> {
-    rules.parse().map_err(|e: awari_db::ParseRulesError| value_error(e.to_string()))
+    rules
+        .parse()
+        .map_err(|e: awari_db::ParseRulesError| value_error(e.to_string()))
 }
 
 /// A board's pits as a Python list of ints (a `Vec<u8>` would become `bytes`).
@@ -206,7 +210,11 @@ enum Boards<'py> {
 }
 
 fn boards_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Boards<'py>> {
-    let bad = |what: String| value_error(format!("boards must be an (N, 12) array of integers, {what}"));
+    let bad = |what: String| {
+        value_error(format!(
+            "boards must be an (N, 12) array of integers, {what}"
+        ))
+    };
     let np = py.import("numpy")?;
     let array = np
         .call_method1("ascontiguousarray", (obj,))
@@ -264,7 +272,11 @@ impl Database {
     ///
     /// Rows go in groups of `GROUP`: every row's entry is located first (rank), then the
     /// entries are read together, so that their random reads are in flight at once.
-    fn values_of<T: Copy + Into<i64> + Sync>(&self, py: Python<'_>, flat: &[T]) -> PyResult<Vec<i8>> {
+    fn values_of<T: Copy + Into<i64> + Sync>(
+        &self,
+        py: Python<'_>,
+        flat: &[T],
+    ) -> PyResult<Vec<i8>> {
         const GROUP: usize = 16;
         let levels = self.db.levels();
         let group = |g: usize, rows: &[T], out: &mut [i8]| -> Result<(), RowError> {
