@@ -8,6 +8,7 @@
 #
 # Usage: scripts/test-mpi.sh [MAX=16]
 set -euo pipefail
+trap 'echo "FAIL: scripts/test-mpi.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 MAX=${1:-16}
 cd "$(dirname "$0")/.."
 TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi
@@ -56,13 +57,16 @@ d=$WORK/killed
 "${MPIRUN[@]}" -n 3 "$SOLVER" build --distributed --granule-shift 12 --threads 1 \
   --db "$d" --max-stones "$TOP" > "$WORK/log" 2>&1 &
 RUN=$!
-for _ in $(seq 600); do
-  [ -e "$d/level-$(printf %02d "$TOP").values.tmp" ] && break
+# Level TOP starts once level TOP-1 is in place; it takes seconds (its .tmp only appears when
+# it is written, at its end), so kill a rank one second into it.
+for _ in $(seq 1200); do
+  [ -e "$d/level-$(printf %02d "$((TOP - 1))").values" ] && break
   sleep 0.1
 done
+sleep 1
 # A rank's command line starts with the binary (mpirun's does not).
-victim=$(pgrep -f "^$SOLVER build --distributed --granule-shift 12 --threads 1 --db $d " | tail -1)
-[ -n "$victim" ] || { echo "FAIL: no rank to kill" >&2; exit 1; }
+victim=$(pgrep -f "^$SOLVER build --distributed --granule-shift 12 --threads 1 --db $d " | tail -1 || true)
+[ -n "$victim" ] || { echo "FAIL: no rank to kill (the job ended before level $TOP was under way)" >&2; exit 1; }
 kill -9 "$victim"
 if wait "$RUN"; then echo "FAIL: the job survived a killed rank" >&2; exit 1; fi
 [ ! -e "$d/level-$(printf %02d "$TOP").values" ] || { echo "FAIL: level $TOP was finished" >&2; exit 1; }
