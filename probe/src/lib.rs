@@ -22,6 +22,9 @@ pub mod line;
 
 pub use line::{perfect_line, Line, LineEnd, Ply};
 
+#[cfg(feature = "serve")]
+pub mod serve;
+
 use awari_db::{Board, DbError, Level, Levels, Outcome, Rules};
 
 /// An open database directory, ready for lookups.
@@ -180,6 +183,24 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
     })
 }
 
+/// Seeds already captured, as `show --captured` and the server's `captured=` take them:
+/// "a,b" (the side to move's, the opponent's).
+pub fn parse_captured(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}': expected two counts, e.g. 10,16"))?;
+    let p = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{x}' is not a seed count"))
+    };
+    let (a, b) = (p(a)?, p(b)?);
+    if a + b > 48 {
+        return Err(format!("{a} + {b} seeds captured: the game has 48"));
+    }
+    Ok((a, b))
+}
+
 /// The longest line [`Report::write_json`] can write, with room to spare: seven boards of at
 /// most 36 characters, 20-digit numbers and the keys come to about 700.
 const JSON_LINE_MAX: usize = 1024;
@@ -316,6 +337,21 @@ impl Report {
             })).collect::<Vec<_>>(),
             "best": self.best,
         })
+    }
+
+    /// The document `show --json` prints: [`Report::to_json`], plus `final` (the predicted
+    /// final score of both sides) when the value is known and `captured` is given.
+    pub fn show_json(&self, captured: Option<(u32, u32)>) -> serde_json::Value {
+        let mut j = self.to_json();
+        if let (Some(v), Some((a, b))) = (self.value, captured) {
+            let seeds = f64::from(self.seeds);
+            let mover = (seeds + f64::from(v)) / 2.0;
+            j["final"] = serde_json::json!([
+                line::json_num(f64::from(a) + mover),
+                line::json_num(f64::from(b) + seeds - mover)
+            ]);
+        }
+        j
     }
 
     /// The JSON document of [`Report::to_json`] as one line of text (UTF-8), appended to

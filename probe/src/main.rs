@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use awari_db::{Board, Rules};
-use awari_probe::{check_playable, perfect_line, report, score_in_words, Database, LineEnd};
+use awari_probe::{
+    check_playable, parse_captured, perfect_line, report, score_in_words, Database, LineEnd,
+};
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
@@ -77,22 +79,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-fn parse_captured(s: &str) -> Result<(u32, u32), String> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| format!("'{s}': expected two counts, e.g. 10,16"))?;
-    let p = |x: &str| {
-        x.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("'{x}' is not a seed count"))
-    };
-    let (a, b) = (p(a)?, p(b)?);
-    if a + b > 48 {
-        return Err(format!("{a} + {b} seeds captured: the game has 48"));
-    }
-    Ok((a, b))
+    /// Serve the database over HTTP: a JSON API (/api/position, /api/line, /api/batch,
+    /// /api/health) and, at /, a page to explore and play perfect Awari.
+    Serve {
+        #[command(flatten)]
+        db: DbArgs,
+        /// Address to listen on (port 0: any free port).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: std::net::SocketAddr,
+    },
 }
 
 /// Bad input on the command line or stdin: exit code 2.
@@ -168,17 +163,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 r => r?,
             };
             if json {
-                let mut j = r.to_json();
-                if let (Some(v), Some((a, b))) = (r.value, captured) {
-                    let mover = (f64::from(board.seeds()) + f64::from(v)) / 2.0;
-                    j["final"] = serde_json::json!([
-                        awari_probe::line::json_num(f64::from(a) + mover),
-                        awari_probe::line::json_num(
-                            f64::from(b) + f64::from(board.seeds()) - mover
-                        )
-                    ]);
-                }
-                println!("{j}");
+                println!("{}", r.show_json(captured));
             } else {
                 print!("{}", r.to_text(rules));
                 if let Some(v) = r.value {
@@ -256,7 +241,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Batch { db, json } => batch(open_db(db.db, None)?, json),
+        Command::Serve { db, addr } => serve(open_db(db.db, None)?, addr),
     }
+}
+
+/// `serve`: the HTTP API and page, until interrupted.
+#[cfg(feature = "serve")]
+fn serve(db: Database, addr: std::net::SocketAddr) -> anyhow::Result<()> {
+    let levels: Vec<u32> = db.levels().present().collect();
+    let rules = db.rules();
+    awari_probe::serve::run(db, addr, |bound| {
+        eprintln!(
+            "serving {} levels of {rules} rules ({}..{}) on http://{bound}/ (Ctrl-C stops)",
+            levels.len(),
+            levels.first().copied().unwrap_or(0),
+            levels.last().copied().unwrap_or(0)
+        );
+    })
+    .with_context(|| format!("serving on {addr}"))
+}
+
+#[cfg(not(feature = "serve"))]
+fn serve(_: Database, _: std::net::SocketAddr) -> anyhow::Result<()> {
+    anyhow::bail!(
+        "this awari-probe was built without the `serve` feature; rebuild it with default features"
+    )
 }
 
 /// Read boards from stdin, one per line, and print one value (or `show` JSON) per line.
