@@ -1,0 +1,285 @@
+//! `awari-probe serve`: the HTTP API, over a real socket, against the library.
+#![cfg(feature = "serve")]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use awari_db::{Rules, SplitMix64};
+use awari_probe::{perfect_line, report, Database};
+use awari_solver::build::{build, BuildOptions};
+use awari_solver::Silent;
+use serde_json::{json, Value};
+
+/// Levels 0..16 (awari rules), built once, served on a free port for all tests of this file.
+fn server() -> &'static (SocketAddr, PathBuf) {
+    static SERVER: OnceLock<(SocketAddr, PathBuf)> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("awari-serve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = BuildOptions {
+            dir: dir.clone(),
+            max_stones: 16,
+            rules: Rules::Awari,
+            memory: None,
+            depth: false,
+            mode: Default::default(),
+        };
+        build(&opts, &Silent, |_| {}).unwrap();
+        let db = Database::open(&dir, None).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            awari_probe::serve::run(db, "127.0.0.1:0".parse().unwrap(), |a| tx.send(a).unwrap())
+                .unwrap()
+        });
+        (rx.recv().unwrap(), dir)
+    })
+}
+
+/// One HTTP/1.1 request; returns the status and the body.
+fn request(method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(server().0).unwrap();
+    let body = body.unwrap_or("");
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap();
+    let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = s.split_once("\r\n").unwrap();
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.push_str(&rest[..n]);
+        s = &rest[n + 2..];
+    }
+}
+
+fn get_json(path: &str) -> (u16, Value) {
+    let (status, body) = request("GET", path, None);
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+fn database() -> Database {
+    Database::open(&server().1, None).unwrap()
+}
+
+#[test]
+fn vu_example_and_start_positions() {
+    let (status, j) = get_json("/api/position?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200);
+    let b = awari_db::Board::parse("1 1 1 1 1 2 4 2 3 0 0 0").unwrap();
+    // The same document as `show --json`.
+    assert_eq!(
+        j,
+        report(&b, Rules::Awari, Some(&database()))
+            .unwrap()
+            .show_json(None)
+    );
+    assert_eq!(j["value"], 0);
+    assert_eq!(j["best"], json!([5]));
+    let values: Vec<i64> = j["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["value"].as_i64().unwrap())
+        .collect();
+    assert_eq!(values, [-1, -1, -2, -2, -2, 0]);
+    // With captured seeds: the predicted final score.
+    let (_, j) = get_json("/api/position?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=20,12");
+    assert_eq!(j["final"], json!([28, 20]));
+    // The one-seed start: a draw (a full opponent row, valued by one ply); spaces work too.
+    let (status, j) = get_json("/api/position?board=1%201%201%201%201%201%201%201%201%201%201%201");
+    assert_eq!(
+        (status, j["value"].clone(), j["index"].clone()),
+        (200, json!(0), Value::Null)
+    );
+    // Its perfect line: the document of `line --json`.
+    let (status, j) = get_json("/api/line?board=1,1,1,1,1,1,1,1,1,1,1,1");
+    assert_eq!(status, 200);
+    let line = perfect_line(&database(), &awari_db::Board::uniform(1), 2000).unwrap();
+    assert_eq!(j, line.to_json());
+    let (_, j) = get_json("/api/line?board=1,1,1,1,1,1,1,1,1,1,1,1&max_plies=3");
+    assert_eq!(j["plies"].as_array().unwrap().len(), 3);
+    // Health.
+    let (status, j) = get_json("/api/health");
+    assert_eq!(status, 200);
+    assert_eq!(j["rules"], "awari");
+    assert_eq!(j["levels"], json!((0..=16).collect::<Vec<u32>>()));
+    // The page.
+    let (status, page) = request("GET", "/", None);
+    assert_eq!(status, 200);
+    assert!(page.contains("<title>Awari oracle</title>") && page.contains("/api/position"));
+}
+
+#[test]
+fn every_error_status() {
+    let cases: &[(&str, &str, Option<&str>, u16, &str)] = &[
+        ("GET", "/api/position", None, 400, "missing parameter"),
+        ("GET", "/api/position?board=1,2,3", None, 400, "12 pits"),
+        (
+            "GET",
+            "/api/position?board=49,0,0,0,0,0,0,0,0,0,0,0",
+            None,
+            400,
+            "49 seeds",
+        ),
+        (
+            "GET",
+            "/api/position?board=x,0,0,0,0,0,0,0,0,0,0,1",
+            None,
+            400,
+            "pit 0",
+        ),
+        (
+            "GET",
+            "/api/position?board=4,4,4,4,4,4,4,4,4,4,4,3",
+            None,
+            400,
+            "47 seeds",
+        ),
+        (
+            "GET",
+            "/api/position?board=1,1,1,1,1,1,1,1,1,1,1,1&captured=1",
+            None,
+            400,
+            "captured",
+        ),
+        (
+            "GET",
+            "/api/position?board=2,2,2,2,2,2,2,2,2,2,2,2",
+            None,
+            404,
+            "level 24 is missing",
+        ),
+        (
+            "GET",
+            "/api/line?board=2,2,2,2,2,2,2,2,2,2,2,2",
+            None,
+            404,
+            "missing",
+        ),
+        (
+            "GET",
+            "/api/line?board=1,1,1,1,1,1,1,1,1,1,1,1&max_plies=99999",
+            None,
+            400,
+            "max_plies",
+        ),
+        ("POST", "/api/batch", Some("not json"), 400, "JSON"),
+        ("POST", "/api/batch", Some("{\"boards\": 3}"), 400, "boards"),
+        (
+            "POST",
+            "/api/batch",
+            Some("{\"boards\": [[1,2]]}"),
+            400,
+            "board 0: a board has 12 pits",
+        ),
+        (
+            "POST",
+            "/api/batch",
+            Some("{\"boards\": [[0,0,0,0,0,0,0,0,0,0,0,1],[-1,0,0,0,0,0,0,0,0,0,0,0]]}"),
+            400,
+            "board 1: pit 0",
+        ),
+        (
+            "POST",
+            "/api/batch",
+            Some("{\"boards\": [[2,2,2,2,2,2,2,2,2,2,2,2]]}"),
+            404,
+            "level 24",
+        ),
+    ];
+    for &(method, path, body, status, message) in cases {
+        let (got, text) = request(method, path, body);
+        assert_eq!(got, status, "{method} {path}: {text}");
+        let j: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: {text}"));
+        let e = j["error"].as_str().unwrap();
+        assert!(e.contains(message), "{path}: {e}");
+        assert_eq!(e.lines().count(), 1, "{path}: {e}");
+    }
+    // Too many boards.
+    let many = json!({ "boards": vec![[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]; 10_001] }).to_string();
+    let (status, text) = request("POST", "/api/batch", Some(&many));
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("at most 10000"), "{text}");
+    // A bad request harms no other: the server still answers.
+    assert_eq!(get_json("/api/health").0, 200);
+    // Unknown routes.
+    assert_eq!(request("GET", "/api/nothing", None).0, 404);
+}
+
+#[test]
+fn a_thousand_random_boards_through_batch() {
+    let db = database();
+    let mut rng = SplitMix64(17);
+    let boards: Vec<awari_db::Board> = (0..1000)
+        .map(|_| {
+            let n = rng.below(17) as u32;
+            rng.board(n)
+        })
+        .filter(|b| b.seeds() != 47)
+        .collect();
+    let body = json!({ "boards": boards.iter().map(|b| b.pits()).collect::<Vec<_>>() }).to_string();
+    let (status, text) = request("POST", "/api/batch", Some(&body));
+    assert_eq!(status, 200, "{text}");
+    let j: Value = serde_json::from_str(&text).unwrap();
+    let got: Vec<i64> = j["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let expected: Vec<i64> = boards
+        .iter()
+        .map(|b| i64::from(db.value(b).unwrap()))
+        .collect();
+    assert_eq!(got, expected);
+}
+
+/// Requests at once from several clients, bad ones among them: every answer is right.
+#[test]
+fn concurrent_requests_do_not_disturb_each_other() {
+    let db = database();
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let db = &db;
+            s.spawn(move || {
+                let mut rng = SplitMix64(t);
+                for k in 0..50 {
+                    if k % 10 == 3 {
+                        assert_eq!(request("GET", "/api/position?board=1,2", None).0, 400);
+                        continue;
+                    }
+                    let n = rng.below(17) as u32;
+                    let b = rng.board(n);
+                    let p: Vec<String> = b.pits().iter().map(|x| x.to_string()).collect();
+                    let (status, j) = get_json(&format!("/api/position?board={}", p.join(",")));
+                    assert_eq!(status, 200);
+                    assert_eq!(j["value"], i64::from(db.value(&b).unwrap()));
+                }
+            });
+        }
+    });
+}
