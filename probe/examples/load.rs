@@ -35,7 +35,8 @@ fn main() {
                     let mut reader = BufReader::new(stream.try_clone().unwrap());
                     let mut out = stream;
                     let mut mine = Vec::new();
-                    while next.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline {
+                    while next.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline
+                    {
                         let n = rng.below(max + 1) as u32;
                         let level = Level::new(n);
                         let b = level.unrank(rng.below(level.size())).pits();
@@ -70,7 +71,10 @@ fn main() {
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     let secs = start.elapsed().as_secs_f64();
     latencies.sort_unstable();

@@ -99,7 +99,7 @@ async fn page() -> impl IntoResponse {
 async fn position(
     State(app): State<Arc<App>>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let board = board_param(&q)?;
     let captured = q
         .get("captured")
@@ -107,7 +107,15 @@ async fn position(
         .transpose()?;
     blocking(move || {
         let r = report(&board, app.db.rules(), Some(&app.db))?;
-        Ok(Json(r.show_json(captured)))
+        Ok(match captured {
+            Some(_) => Json(r.show_json(captured)).into_response(),
+            // The same text, written directly (the common request: no serde_json tree).
+            None => {
+                let mut text = Vec::with_capacity(1024);
+                r.write_json(&mut text);
+                ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+            }
+        })
     })
     .await
 }
