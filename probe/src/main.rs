@@ -315,9 +315,12 @@ fn batch(db: Database, json: bool) -> anyhow::Result<()> {
             .enumerate()
             .map(|(t, (text, chunk))| {
                 text.clear();
+                let start = first + (t * TASK) as u64;
+                if !json {
+                    return answer_values(&db, chunk, start, text).err();
+                }
                 for (k, line) in chunk.iter().enumerate() {
-                    let number = first + (t * TASK + k) as u64;
-                    if let Err(e) = answer(&db, json, line, number, text) {
+                    if let Err(e) = answer_json(&db, line, start + k as u64, text) {
                         return Some(e);
                     }
                 }
@@ -357,14 +360,8 @@ fn fill(input: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> anyhow::Result
     Ok(false)
 }
 
-/// Append the answer to one `batch` input line (nothing for a blank line).
-fn answer(
-    db: &Database,
-    json: bool,
-    line: &[u8],
-    number: u64,
-    out: &mut Vec<u8>,
-) -> anyhow::Result<()> {
+/// The board of one `batch` input line (`None` for a blank line), checked as `show` checks it.
+fn parse_line(line: &[u8], number: u64) -> anyhow::Result<Option<Board>> {
     let board = match Board::parse_simple(line) {
         Some(board) => board,
         None => {
@@ -372,26 +369,77 @@ fn answer(
                 .map_err(|_| UsageError(format!("stdin line {number}: not UTF-8 text")))?
                 .trim();
             if text.is_empty() {
-                return Ok(());
+                return Ok(None);
             }
             Board::parse(text).map_err(|e| UsageError(format!("stdin line {number}: {e}")))?
         }
     };
     check_playable(&board).map_err(|e| UsageError(format!("stdin line {number}: {e}")))?;
-    if json {
+    Ok(Some(board))
+}
+
+/// Append the answer to one `batch --json` input line (nothing for a blank line).
+fn answer_json(db: &Database, line: &[u8], number: u64, out: &mut Vec<u8>) -> anyhow::Result<()> {
+    if let Some(board) = parse_line(line, number)? {
         report(&board, db.rules(), Some(db))?.write_json(out);
-    } else {
-        let v = db.value(&board)?;
-        if v < 0 {
-            out.push(b'-');
-        }
-        let a = v.unsigned_abs();
-        if a >= 10 {
-            out.push(b'0' + a / 10);
-        }
-        out.push(b'0' + a % 10);
+        out.push(b'\n');
     }
-    out.push(b'\n');
+    Ok(())
+}
+
+/// Append the values of `lines` (the first is line `first`), one per non-blank line. Lines go
+/// in groups of 16: every entry is located first (rank), then the 16 are read together, so
+/// that their random reads are in flight at once. On an error, the lines before it are
+/// answered first.
+fn answer_values(
+    db: &Database,
+    lines: &[&[u8]],
+    first: u64,
+    out: &mut Vec<u8>,
+) -> anyhow::Result<()> {
+    const GROUP: usize = 16;
+    for (g, group) in lines.chunks(GROUP).enumerate() {
+        let mut values: [Option<i8>; GROUP] = [None; GROUP];
+        let mut entries: [Option<(&awari_db::Table, u64)>; GROUP] = [None; GROUP];
+        let mut failure = None;
+        for (k, line) in group.iter().enumerate() {
+            let number = first + (g * GROUP + k) as u64;
+            let located = parse_line(line, number).and_then(|board| {
+                let Some(board) = board else { return Ok(()) };
+                let seeds = board.seeds();
+                match awari_db::Level::new(seeds).rank(&board) {
+                    Some(i) => entries[k] = Some((db.levels().require(seeds)?, i)),
+                    // A full opponent row: valued by one ply of lookups.
+                    None => values[k] = Some(db.value(&board)?),
+                }
+                Ok(())
+            });
+            if let Err(e) = located {
+                failure = Some((k, e));
+                break;
+            }
+        }
+        let answered = failure.as_ref().map_or(group.len(), |f| f.0);
+        for (v, entry) in values.iter_mut().zip(entries).take(answered) {
+            if let Some((table, i)) = entry {
+                *v = Some(table.value(i));
+            }
+        }
+        for v in values.iter().take(answered).flatten() {
+            if *v < 0 {
+                out.push(b'-');
+            }
+            let a = v.unsigned_abs();
+            if a >= 10 {
+                out.push(b'0' + a / 10);
+            }
+            out.push(b'0' + a % 10);
+            out.push(b'\n');
+        }
+        if let Some((_, e)) = failure {
+            return Err(e);
+        }
+    }
     Ok(())
 }
 

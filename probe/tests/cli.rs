@@ -399,6 +399,21 @@ fn errors_a_user_will_make() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stdin line 2"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "-1");
 
+    // A level the database lacks, on line 5 of a group of 16: lines 1..4 are answered first.
+    let mut input = String::new();
+    for _ in 0..4 {
+        input.push_str("0 0 0 0 0 0 0 0 0 0 0 1\n");
+    }
+    input.push_str("2 2 2 2 2 2 2 2 2 2 2 0\n0 0 0 0 0 0 0 0 0 0 0 1\n");
+    let out = probe(&["batch", "--db", d], Some(&input));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "-1\n".repeat(4));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("level 22 is missing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // Bytes that are not text, on line 3.
     let out = probe_bytes(
         &["batch", "--db", d],
