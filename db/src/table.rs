@@ -350,17 +350,7 @@ impl SharedTable {
             .write_all_at(&self.header.to_bytes(), 0)
             .map_err(io_err(&self.tmp))?;
         self.file.sync_all().map_err(io_err(&self.tmp))?;
-        fs::rename(&self.tmp, &self.path).map_err(io_err(&self.path))?;
-        if let Some(dir) = self.path.parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
+        rename_into_place(&self.tmp, &self.path)?;
         Ok(self.header)
     }
 }
@@ -599,6 +589,23 @@ fn read_prefix(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
+/// Rename the synced `tmp` over `path` and sync the directory, so the new name survives a
+/// crash (the last step of every table writer).
+fn rename_into_place(tmp: &Path, path: &Path) -> Result<(), TableError> {
+    fs::rename(tmp, path).map_err(io_err(path))?;
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
 /// The temporary name a table is written under before it is renamed into place.
 pub fn tmp_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -696,17 +703,7 @@ impl TableWriter {
             .map_err(io_err(&tmp))?;
         file.sync_all().map_err(io_err(&tmp))?;
         drop(file);
-        fs::rename(&tmp, &self.path).map_err(io_err(&self.path))?;
-        if let Some(dir) = self.path.parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
+        rename_into_place(&tmp, &self.path)?;
         Ok(self.header)
     }
 }

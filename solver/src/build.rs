@@ -136,6 +136,23 @@ pub struct LevelReport {
     pub exits: Option<ExitsStats>,
 }
 
+impl LevelReport {
+    /// The line of a level already present and kept as it is (its data is not read).
+    pub fn kept(n: u32) -> LevelReport {
+        LevelReport {
+            seeds: n,
+            positions: level_size(n),
+            seconds: None,
+            counts: None,
+            peak_rss: None,
+            max_depth: None,
+            mode: None,
+            peak_anon: None,
+            exits: None,
+        }
+    }
+}
+
 /// Count wins, draws and losses in a values table (in parallel).
 pub fn count_values(table: &Table) -> LevelCounts {
     table
@@ -180,17 +197,7 @@ pub fn build(
         if let (Some(_), true) = (levels.get(n), have_depth) {
             // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
             // of GB, and a summary is no reason to read them).
-            let r = LevelReport {
-                seeds: n,
-                positions: level_size(n),
-                seconds: None,
-                counts: None,
-                peak_rss: None,
-                max_depth: None,
-                mode: None,
-                peak_anon: None,
-                exits: None,
-            };
+            let r = LevelReport::kept(n);
             on_level(&r);
             reports.push(r);
             continue;

@@ -337,16 +337,9 @@ impl Slice<'_> {
                 next = scan.end;
                 let (out, settled) = self.settle_round(i, &inbox, scan);
                 progress.advance(settled);
-                let sent: u64 = out
-                    .iter()
-                    .enumerate()
-                    .filter(|&(r, _)| r != self.me)
-                    .map(|(_, l)| l.len() as u64)
-                    .sum();
-                let totals = comm.sum(&[sent, hi - next]);
-                inbox = self.exchange(comm, out, traffic);
-                traffic.settle_rounds += 1;
-                if totals == [0, 0] {
+                let done;
+                (inbox, done) = end_round(comm, self.me, out, hi - next, traffic);
+                if done {
                     break;
                 }
             }
@@ -533,16 +526,9 @@ pub fn build_level_distributed_low_memory(
             all_ok(comm, &streamed)?;
             streamed?;
             let out = outbox.take();
-            let sent: u64 = out
-                .iter()
-                .enumerate()
-                .filter(|&(r, _)| r != me)
-                .map(|(_, l)| l.len() as u64)
-                .sum();
-            let totals = comm.sum(&[sent, range.end - next]);
-            inbox = exchange(comm, me, out, &mut traffic);
-            traffic.settle_rounds += 1;
-            if totals == [0, 0] {
+            let done;
+            (inbox, done) = end_round(comm, me, out, range.end - next, &mut traffic);
+            if done {
                 break;
             }
         }
@@ -570,6 +556,27 @@ pub fn build_level_distributed_low_memory(
         exits_seconds,
         settle_seconds,
     })
+}
+
+/// The end of a settling round: exchange `out`, and tell whether the step is over (summed over
+/// the ranks, nothing was sent and no position is `left` to scan). Returns what came in.
+fn end_round(
+    comm: &dyn Comm,
+    me: usize,
+    out: Vec<Vec<u64>>,
+    left: u64,
+    traffic: &mut Traffic,
+) -> (Vec<Vec<u64>>, bool) {
+    let sent: u64 = out
+        .iter()
+        .enumerate()
+        .filter(|&(r, _)| r != me)
+        .map(|(_, l)| l.len() as u64)
+        .sum();
+    let totals = comm.sum(&[sent, left]);
+    let inbox = exchange(comm, me, out, traffic);
+    traffic.settle_rounds += 1;
+    (inbox, totals == [0, 0])
 }
 
 /// Exchange `out` (counting this rank's traffic) and return what came in.
@@ -761,17 +768,7 @@ pub fn build_distributed(
             if levels.get(n).is_none() {
                 levels.insert(Table::open(&path, expect)?);
             }
-            let r = LevelReport {
-                seeds: n,
-                positions: level_size(n),
-                seconds: None,
-                counts: None,
-                peak_rss: None,
-                max_depth: None,
-                mode: None,
-                peak_anon: None,
-                exits: None,
-            };
+            let r = LevelReport::kept(n);
             on_level(&r, None);
             reports.push(r);
             continue;
