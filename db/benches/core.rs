@@ -90,6 +90,35 @@ fn main() {
             },
         );
     }
+    // The same boards in random order, as the settling phase meets them: the un-sowing loop's
+    // branches no longer follow the index order.
+    let mut shuffled = boards.clone();
+    let mut rng = awari_db::SplitMix64(7);
+    for k in (1..shuffled.len()).rev() {
+        shuffled.swap(k, rng.below(k as u64 + 1) as usize);
+    }
+    measure("un-moves, random order (awari)", count, || {
+        let mut k = 0u64;
+        for b in &shuffled {
+            b.for_each_predecessor(Rules::Awari, |p, _| k += u64::from(p.pits()[0]));
+        }
+        k
+    });
+    measure("un-moves + rank, random order (awari)", count, || {
+        let mut k = 0u64;
+        for b in &shuffled {
+            b.for_each_predecessor(Rules::Awari, |p, _| k += level.rank(&p).unwrap_or(0));
+        }
+        k
+    });
+    let mut preds = 0u64;
+    for b in &boards {
+        b.for_each_predecessor(Rules::Awari, |_, _| preds += 1);
+    }
+    println!(
+        "(un-moves: {:.3} predecessors per position)",
+        preds as f64 / count as f64
+    );
     for rules in Rules::ALL {
         measure(&format!("un-moves ({rules})"), count, || {
             let mut k = 0u64;
