@@ -196,6 +196,48 @@ impl Level {
         rank(self.tables, board)
     }
 
+    /// The part of a board's index fixed by its opponent row, with the seeds the row leaves
+    /// for pits 0..5: `(high, r)`, or `None` when the row is full (no level holds the board).
+    /// The board is packed one pit per byte (pit i in byte i) and must hold this level's seed
+    /// count; its index is `high + self.rank_low(board, r)`.
+    ///
+    /// ```text
+    ///   index = Σ OFFSET[z][p][r_p][v_p] over p = 11..1
+    ///         = (p = 11..6: rank_high, depends on pits 11..6 only)
+    ///         + (p = 5..1:  rank_low, depends on pits 5..0 only, z being set by then)
+    /// ```
+    ///
+    /// Un-sowing often leaves the opponent row as it was, so the predecessor generator ranks
+    /// the high part once per child (see [`Board::for_each_ranked_predecessor`]).
+    #[inline]
+    pub(crate) fn rank_high(&self, packed: u128) -> Option<(u64, usize)> {
+        let t = self.tables;
+        let mut r = self.seeds as usize;
+        let mut z = false;
+        let mut index = 0u64;
+        for p in (6..PITS).rev() {
+            let v = ((packed >> (8 * p)) as u8 as usize).min(N - 1);
+            index += t.row(z, p)[r.min(N - 1)][v];
+            z |= v == 0;
+            r = r.wrapping_sub(v);
+        }
+        z.then_some((index, r))
+    }
+
+    /// The part of a board's index fixed by its own row, given the seeds `r` in pits 0..5
+    /// (see [`Level::rank_high`]).
+    #[inline]
+    pub(crate) fn rank_low(&self, packed: u128, mut r: usize) -> u64 {
+        let t = self.tables;
+        let mut index = 0u64;
+        for p in (1..6).rev() {
+            let v = ((packed >> (8 * p)) as u8 as usize).min(N - 1);
+            index += t.row(true, p)[r.min(N - 1)][v];
+            r = r.wrapping_sub(v);
+        }
+        index
+    }
+
     /// The board at `index`.
     ///
     /// Each pit's count is found by a binary search over the offsets of the `CUMULATIVE`

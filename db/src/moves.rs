@@ -1,6 +1,7 @@
 //! Moves (sowing and capture) and un-moves (un-sowing), under each rule set.
 
 use crate::board::{Board, PITS};
+use crate::index::Level;
 use crate::rules::Rules;
 
 /// A legal move: the pit played, the seeds it captures and the resulting position,
@@ -321,33 +322,39 @@ impl Board {
     /// (it did not eradicate, and it fed an empty row if it had to); under `abapa` a grand slam
     /// is a non-capturing move.
     pub fn for_each_predecessor(&self, rules: Rules, mut f: impl FnMut(Board, u8)) {
-        if self.mover_seeds() == 0 {
-            return;
-        }
-        let a = self.rotated().pits();
-        for h in 0..6 {
-            if a[h] != 0 {
-                continue;
+        unsow_all(pack(&self.pits()), rules, |parent, h, _| {
+            f(Board::from_pits(unpack(parent)), h as u8);
+        });
+    }
+
+    /// [`Board::for_each_predecessor`] with each indexed parent's index in `level` (the
+    /// level of `self`): `f(index, parent)`; parents with a full opponent row are left out.
+    ///
+    /// Faster than ranking each parent: the part of the index that the opponent row fixes
+    /// ([`Level::rank_high`]) is computed once for every parent whose un-sowing did not
+    /// reach that row.
+    #[inline]
+    pub fn for_each_ranked_predecessor(
+        &self,
+        rules: Rules,
+        level: &Level,
+        mut f: impl FnMut(u64, Board),
+    ) {
+        let child = pack(&self.pits());
+        let mut unchanged: Option<Option<(u64, usize)>> = None;
+        unsow_all(child, rules, |parent, _, row_changed| {
+            let high = if row_changed {
+                level.rank_high(parent)
+            } else {
+                *unchanged.get_or_insert_with(|| level.rank_high(parent))
+            };
+            if let Some((high, r)) = high {
+                f(
+                    high + level.rank_low(parent, r),
+                    Board::from_pits(unpack(parent)),
+                );
             }
-            let mut rem = a;
-            for (s, &last) in SEED_PIT[h].iter().enumerate().skip(1) {
-                let last = usize::from(last);
-                if rem[last] == 0 {
-                    break;
-                }
-                rem[last] -= 1;
-                if last >= 6 && (a[last] == 2 || a[last] == 3) {
-                    // This sowing would have captured, unless abapa turns it into a
-                    // grand slam that captures nothing.
-                    if rules != Rules::Abapa || !captures_every_opponent_seed(&a, last) {
-                        continue;
-                    }
-                }
-                let mut parent = rem;
-                parent[h] = s as u8;
-                f(Board::from_pits(parent), h as u8);
-            }
-        }
+        });
     }
 
     /// Every parent that reaches `self` by a capturing move taking exactly `captures` seeds:
@@ -434,6 +441,115 @@ impl Board {
         self.for_each_predecessor(rules, |b, h| v.push((b, h)));
         v
     }
+}
+
+/// Un-sow the child `child` (packed, from its mover's side) in every way that a legal,
+/// non-capturing move could have produced it (see [`Board::for_each_predecessor`]), calling
+/// `f(parent, pit, row_changed)` with each parent (packed, from its mover's side), the pit it
+/// played, and whether its opponent row differs from the child's mover row (the un-sowing
+/// passed it).
+///
+/// With `a` the child rotated back (the sown board, the parent's row being pits 0..5): for
+/// every empty pit `h` of that row and seed count s = 1, 2, …, the parent is `a` less one
+/// seed in each of the first s pits that sowing from `h` passes (`SOW[h][s]`, subtracted
+/// pit by pit as s grows), with s seeds in `h`; it stops at the first pit that would go
+/// below zero.
+#[inline(always)]
+fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)) {
+    // The mover's row of the child is the row the parent sowed into last: if empty, the
+    // move eradicated (illegal without a capture).
+    if child & !OPPONENT_ROW == 0 {
+        return;
+    }
+    let a = rotate_packed(child);
+    let empty = byte_mask(zero_bytes(a));
+    // Opponent pits holding 2 or 3: a sowing ending there would have captured.
+    let capturing = byte_mask(zero_bytes((a & BYTES_FE) ^ BYTES_02)) & 0xfc0;
+    let mut origins = empty & 0x3f;
+    while origins != 0 {
+        let h = origins.trailing_zeros() as usize;
+        origins &= origins - 1;
+        // Bit j of a `path` mask is the pit the (j+1)-th seed sown from h falls in, on the
+        // first lap: pits h+1, …, 11, 0, …, h−1.
+        let path = |mask: u32| ((mask | (mask << 12)) >> (h + 1)) & 0x7ff;
+        let blocked = path(empty);
+        // Seed counts s = 1..=longest take a seed from non-empty pits only.
+        let longest = if blocked == 0 {
+            11
+        } else {
+            blocked.trailing_zeros() as usize
+        };
+        let mut counts = ((1u32 << longest) - 1) & !path(capturing);
+        if rules == Rules::Abapa {
+            // A sowing that would capture every opponent seed is a grand slam: legal, and
+            // it captures nothing.
+            let mut slams = ((1u32 << longest) - 1) & path(capturing);
+            while slams != 0 {
+                let j = slams.trailing_zeros() as usize;
+                slams &= slams - 1;
+                if captures_every_opponent_seed(&unpack(a), usize::from(SEED_PIT[h][j + 1])) {
+                    counts |= 1 << j;
+                }
+            }
+        }
+        while counts != 0 {
+            let s = counts.trailing_zeros() as usize + 1;
+            counts &= counts - 1;
+            let parent = a - (SOW[h][s] & PITS_MASK) + ((s as Packed) << (8 * h));
+            f(parent, h, s + h > 5);
+        }
+        if longest == 11 {
+            // Every other pit holds a seed: the sowing may go round again.
+            unsow_laps(a, h, rules, &mut f);
+        }
+    }
+}
+
+/// The un-sowings from pit `h` of 12 seeds or more (see `unsow_all`), one seed at a time.
+#[cold]
+fn unsow_laps(a: Packed, h: usize, rules: Rules, f: &mut impl FnMut(Packed, usize, bool)) {
+    let mut rem = a - (SOW[h][11] & PITS_MASK);
+    for (s, &last) in SEED_PIT[h].iter().enumerate().skip(12) {
+        let last = usize::from(last);
+        if pit(rem, last) == 0 {
+            break;
+        }
+        rem -= 1 << (8 * last);
+        let v = pit(a, last);
+        if last >= 6
+            && (v == 2 || v == 3)
+            && (rules != Rules::Abapa || !captures_every_opponent_seed(&unpack(a), last))
+        {
+            continue;
+        }
+        f(rem | ((s as Packed) << (8 * h)), h, true);
+    }
+}
+
+/// The twelve pits of a packed board.
+const PITS_MASK: Packed = (1 << 96) - 1;
+const BYTES_01: Packed = 0x0101_0101_0101_0101_0101_0101;
+const BYTES_02: Packed = 2 * BYTES_01;
+const BYTES_7F: Packed = 0x7f * BYTES_01;
+const BYTES_80: Packed = 0x80 * BYTES_01;
+const BYTES_FE: Packed = 0xfe * BYTES_01;
+
+/// The high bit of each of the twelve bytes set where that byte is 0 (bytes below 0x80: no
+/// carry crosses a byte, since 0x7f + 0x7f < 0x100).
+#[inline(always)]
+fn zero_bytes(x: Packed) -> Packed {
+    !(x + BYTES_7F) & BYTES_80
+}
+
+/// Bit i set where byte i has its high bit set, for i in 0..12.
+#[inline(always)]
+fn byte_mask(high_bits: Packed) -> u32 {
+    // Shift each byte's high bit to its bit 0, then gather 8 bytes per multiply: byte i's
+    // bit lands in bit 56 + i of the product.
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let lo = ((high_bits as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    let hi = (((high_bits >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    (lo | (hi << 8)) as u32
 }
 
 /// Whether a capture ending at `last` on the sown board `a` takes every opponent seed.

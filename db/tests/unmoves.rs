@@ -67,3 +67,46 @@ fn random_boards_up_to_48() {
         }
     }
 }
+
+/// The ranked generator gives exactly the indexed predecessors, in the same order, each with
+/// its index: every board of levels 0..9 and random boards of every level (many with every
+/// other pit full, so that un-sowing goes round more than once), under all three rule sets.
+#[test]
+fn ranked_predecessors_are_the_indexed_ones() {
+    let check = |rules: Rules, level: &Level, child: &Board| {
+        let want: Vec<(u64, Board)> = child
+            .predecessors(rules)
+            .into_iter()
+            .filter_map(|(p, _)| level.rank(&p).map(|q| (q, p)))
+            .collect();
+        let mut got = Vec::new();
+        child.for_each_ranked_predecessor(rules, level, |q, p| got.push((q, p)));
+        assert_eq!(got, want, "{rules}: ranked predecessors of {child}");
+    };
+    let mut rng = Rng(48);
+    let mut laps = 0;
+    for rules in Rules::ALL {
+        for n in 0..=9u32 {
+            let level = Level::new(n);
+            for child in level.boards(0..level.size()) {
+                check(rules, &level, &child);
+            }
+        }
+        for _ in 0..60_000 {
+            let n = 1 + rng.below(48) as u32;
+            let level = Level::new(n);
+            let child = rng.board(n);
+            check(rules, &level, &child);
+            laps += usize::from(
+                child
+                    .predecessors(rules)
+                    .iter()
+                    .any(|&(p, h)| p.pits()[usize::from(h)] > 11),
+            );
+        }
+    }
+    assert!(
+        laps > 1000,
+        "only {laps} boards with a predecessor of 12 seeds or more"
+    );
+}

@@ -504,11 +504,9 @@ pub(crate) fn expand<S: Settle>(
 ) {
     let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
     for &(board, win) in batch {
-        board.for_each_predecessor(rules, |pred, _| {
-            if let Some(q) = level.rank(&pred) {
-                if !divert(q, win) {
-                    preds.push((q, pred, win));
-                }
+        board.for_each_ranked_predecessor(rules, level, |q, pred| {
+            if !divert(q, win) {
+                preds.push((q, pred, win));
             }
         });
     }
