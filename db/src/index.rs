@@ -12,6 +12,7 @@
 use std::sync::OnceLock;
 
 use crate::board::{Board, MAX_SEEDS, PITS};
+use crate::packed::{nonzero_bytes, pack, unpack, zero_bytes, Packed, OPPONENT_ROW};
 
 const N: usize = MAX_SEEDS as usize + 1;
 
@@ -193,7 +194,9 @@ impl Level {
     #[inline]
     pub fn rank(&self, board: &Board) -> Option<u64> {
         debug_assert_eq!(board.seeds(), self.seeds);
-        rank(self.tables, board)
+        let x = pack(&board.pits());
+        let (high, r) = self.rank_high(x)?;
+        Some(high + self.rank_low(x, r))
     }
 
     /// The part of a board's index fixed by its opponent row, with the seeds the row leaves
@@ -333,53 +336,39 @@ impl Level {
     }
 }
 
-/// The index by the `OFFSET` table, one lookup per pit (branch-free and short, so the
-/// processor overlaps the memory accesses around it: a version by the `CUMULATIVE` table,
-/// with 34 loads, made `verify` 30% slower and the build no faster).
-#[inline]
-fn rank(t: &Tables, board: &Board) -> Option<u64> {
-    let pits = board.pits();
-    let mut r: usize = pits.iter().map(|&p| usize::from(p)).sum();
-    let mut z = false;
-    let mut index = 0u64;
-    for p in (1..PITS).rev() {
-        // A board of a level holds at most 48 seeds: the clamps only tell the compiler so,
-        // which spares the bounds checks.
-        let v = usize::from(pits[p]).min(N - 1);
-        index += t.row(z, p)[r.min(N - 1)][v];
-        z |= p >= 6 && v == 0;
-        r = r.wrapping_sub(v);
-    }
-    z.then_some(index)
-}
-
 /// The board following `b` in index order within its level, or `None` after the last.
+#[inline]
 pub fn successor(b: &Board) -> Option<Board> {
-    let mut pits = b.pits();
-    step(&mut pits)?;
-    if pits[6..].iter().all(|&p| p > 0) {
-        // Every board sharing pits 7..11 with pit 6 ≥ 1 has a full opponent row: jump to the
-        // last of them (all lower seeds in pit 6) and step once more, which empties pit 6.
-        let low: u8 = pits[..=6].iter().sum();
-        pits[..6].fill(0);
-        pits[6] = low;
-        step(&mut pits)?;
-    }
-    Some(Board::from_pits(pits))
+    successor_packed(pack(&b.pits())).map(|x| Board::from_pits(unpack(x)))
 }
 
-/// Lexicographic successor among all boards with the same seed count.
+/// [`successor`] on a packed board: one lexicographic step, then, if that filled the
+/// opponent row, a jump past every board sharing pits 7..11 with pit 6 ≥ 1 (all of them have
+/// a full opponent row: put every lower seed in pit 6, the last of them, and step once more,
+/// which empties pit 6).
 #[inline]
-fn step(pits: &mut [u8; PITS]) -> Option<()> {
-    let i = pits.iter().position(|&p| p > 0)?;
-    if i == PITS - 1 {
+fn successor_packed(x: Packed) -> Option<Packed> {
+    let x = step_packed(x)?;
+    if zero_bytes(x) & OPPONENT_ROW == 0 {
+        // Seeds in pits 0..6: the seven low bytes summed by one multiply (at most 48 each,
+        // so no byte of the sum overflows).
+        let low = ((x as u64 & ((1 << 56) - 1)).wrapping_mul(0x0101_0101_0101_0101) >> 48) & 0xff;
+        return step_packed((x & !((1 << 56) - 1)) | (Packed::from(low) << 48));
+    }
+    Some(x)
+}
+
+/// Lexicographic successor among all boards with the same seed count (pit 11 most
+/// significant): the lowest non-empty pit i < 11 gives one seed to pit i+1 and the rest to
+/// pit 0.
+#[inline]
+fn step_packed(x: Packed) -> Option<Packed> {
+    let i = nonzero_bytes(x).trailing_zeros() as usize / 8;
+    if i >= PITS - 1 {
         return None;
     }
-    let t = pits[i];
-    pits[i] = 0;
-    pits[i + 1] += 1;
-    pits[0] += t - 1;
-    Some(())
+    let t = (x >> (8 * i)) & 0xff;
+    Some(x - (t << (8 * i)) + (1 << (8 * (i + 1))) + (t - 1))
 }
 
 /// Iterator over a range of a level, in index order (see [`Level::boards`]).

@@ -2,6 +2,7 @@
 
 use crate::board::{Board, PITS};
 use crate::index::Level;
+use crate::packed::*;
 use crate::rules::Rules;
 
 /// A legal move: the pit played, the seeds it captures and the resulting position,
@@ -59,38 +60,6 @@ pub enum Outcome {
     Terminal(i8),
     /// The legal moves (never empty).
     Moves(MoveList),
-}
-
-/// A board packed one pit per byte into the low 96 bits of a `u128` (pit i in byte i).
-/// No pit exceeds 48, so adding per-pit increments never carries between bytes.
-type Packed = u128;
-
-const OPPONENT_ROW: Packed = ((1 << 48) - 1) << 48;
-
-#[inline]
-fn pack(pits: &[u8; PITS]) -> Packed {
-    let mut b = [0u8; 16];
-    b[..PITS].copy_from_slice(pits);
-    u128::from_le_bytes(b)
-}
-
-#[inline]
-fn unpack(x: Packed) -> [u8; PITS] {
-    let b = x.to_le_bytes();
-    let mut p = [0u8; PITS];
-    p.copy_from_slice(&b[..PITS]);
-    p
-}
-
-#[inline]
-fn pit(x: Packed, i: usize) -> u8 {
-    (x >> (8 * i)) as u8
-}
-
-/// The position seen by the other player: rows swapped.
-#[inline]
-fn rotate_packed(x: Packed) -> Packed {
-    ((x >> 48) | (x << 48)) & ((1 << 96) - 1)
 }
 
 /// `SOW[h][s]`: what sowing `s` seeds from pit `h` adds to each other pit, and (in byte 15)
@@ -524,32 +493,6 @@ fn unsow_laps(a: Packed, h: usize, rules: Rules, f: &mut impl FnMut(Packed, usiz
         }
         f(rem | ((s as Packed) << (8 * h)), h, true);
     }
-}
-
-/// The twelve pits of a packed board.
-const PITS_MASK: Packed = (1 << 96) - 1;
-const BYTES_01: Packed = 0x0101_0101_0101_0101_0101_0101;
-const BYTES_02: Packed = 2 * BYTES_01;
-const BYTES_7F: Packed = 0x7f * BYTES_01;
-const BYTES_80: Packed = 0x80 * BYTES_01;
-const BYTES_FE: Packed = 0xfe * BYTES_01;
-
-/// The high bit of each of the twelve bytes set where that byte is 0 (bytes below 0x80: no
-/// carry crosses a byte, since 0x7f + 0x7f < 0x100).
-#[inline(always)]
-fn zero_bytes(x: Packed) -> Packed {
-    !(x + BYTES_7F) & BYTES_80
-}
-
-/// Bit i set where byte i has its high bit set, for i in 0..12.
-#[inline(always)]
-fn byte_mask(high_bits: Packed) -> u32 {
-    // Shift each byte's high bit to its bit 0, then gather 8 bytes per multiply: byte i's
-    // bit lands in bit 56 + i of the product.
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    let lo = ((high_bits as u64) >> 7).wrapping_mul(GATHER) >> 56;
-    let hi = (((high_bits >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
-    (lo | (hi << 8)) as u32
 }
 
 /// Whether a capture ending at `last` on the sown board `a` takes every opponent seed.

@@ -1,0 +1,78 @@
+//! Boards packed one pit per byte into a `u128`, for the hot loops of move and un-move
+//! generation and of the index: whole-board arithmetic and SWAR tests in registers.
+//!
+//! ```text
+//!  byte   15 14 13 12 | 11 10  9  8  7  6 |  5  4  3  2  1  0
+//!         0  0  0  0  |  opponent's row   |  mover's row
+//! ```
+
+use crate::board::PITS;
+
+/// A board packed one pit per byte into the low 96 bits of a `u128` (pit i in byte i).
+/// No pit exceeds 48, so adding per-pit increments never carries between bytes.
+pub(crate) type Packed = u128;
+
+/// The opponent's row (pits 6..11).
+pub(crate) const OPPONENT_ROW: Packed = ((1 << 48) - 1) << 48;
+
+/// Pack twelve pits.
+#[inline]
+pub(crate) fn pack(pits: &[u8; PITS]) -> Packed {
+    let mut b = [0u8; 16];
+    b[..PITS].copy_from_slice(pits);
+    u128::from_le_bytes(b)
+}
+
+/// The twelve pits of a packed board.
+#[inline]
+pub(crate) fn unpack(x: Packed) -> [u8; PITS] {
+    let b = x.to_le_bytes();
+    let mut p = [0u8; PITS];
+    p.copy_from_slice(&b[..PITS]);
+    p
+}
+
+/// Pit `i`.
+#[inline]
+pub(crate) fn pit(x: Packed, i: usize) -> u8 {
+    (x >> (8 * i)) as u8
+}
+
+/// The position seen by the other player: rows swapped.
+#[inline]
+pub(crate) fn rotate_packed(x: Packed) -> Packed {
+    ((x >> 48) | (x << 48)) & ((1 << 96) - 1)
+}
+
+/// The twelve pits of a packed board.
+pub(crate) const PITS_MASK: Packed = (1 << 96) - 1;
+/// Byte constants: `BYTES_xy` holds xy in each of the twelve pit bytes.
+pub(crate) const BYTES_01: Packed = 0x0101_0101_0101_0101_0101_0101;
+pub(crate) const BYTES_02: Packed = 2 * BYTES_01;
+pub(crate) const BYTES_7F: Packed = 0x7f * BYTES_01;
+pub(crate) const BYTES_80: Packed = 0x80 * BYTES_01;
+pub(crate) const BYTES_FE: Packed = 0xfe * BYTES_01;
+
+/// The high bit of each of the twelve bytes set where that byte is 0 (bytes below 0x80: no
+/// carry crosses a byte, since 0x7f + 0x7f < 0x100).
+#[inline(always)]
+pub(crate) fn zero_bytes(x: Packed) -> Packed {
+    !(x + BYTES_7F) & BYTES_80
+}
+
+/// The high bit of each pit byte set where that pit holds a seed.
+#[inline(always)]
+pub(crate) fn nonzero_bytes(x: Packed) -> Packed {
+    (x + BYTES_7F) & BYTES_80
+}
+
+/// Bit i set where byte i has its high bit set, for i in 0..12.
+#[inline(always)]
+pub(crate) fn byte_mask(high_bits: Packed) -> u32 {
+    // Shift each byte's high bit to its bit 0, then gather 8 bytes per multiply: byte i's
+    // bit lands in bit 56 + i of the product.
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let lo = ((high_bits as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    let hi = (((high_bits >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    (lo | (hi << 8)) as u32
+}
