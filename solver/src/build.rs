@@ -266,7 +266,7 @@ pub fn build_level(
     keep_depth: bool,
     progress: &dyn Progress,
 ) -> Result<BuiltLevel, BuildError> {
-    let builder = LevelBuilder::new(n, rules, lower, keep_depth)?;
+    let mut builder = LevelBuilder::new(n, rules, lower, keep_depth)?;
     let (deepest, exits) = builder.solve(progress)?;
     progress.phase("write", level_size(n));
     let mut max_depth = None;

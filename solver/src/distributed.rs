@@ -319,7 +319,7 @@ impl Slice<'_> {
                 let start = scan.start + c as u64 * CHUNK;
                 let seeds = scan_seeds(i, w, |_| {});
                 if !seeds.is_empty() {
-                    let mut stack = seed_boards(&self.level, start, &seeds);
+                    let mut stack = seed_boards(&self.level, start, seeds.iter().copied());
                     run(&mut stack, seeds.len() as u64);
                 }
             });

@@ -50,6 +50,11 @@ const SETTLED: u16 = 0x8000;
 pub(crate) const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item.
 const CHUNK: usize = 1 << 14;
+/// Positions scanned for seeds in one parallel pass (see `settle_step`).
+const WINDOW: usize = 1 << 26;
+/// The win flag of a seed found by [`settle_seeds`] (its offset in the chunk is below).
+const WON: u16 = 1 << 15;
+const _: () = assert!(CHUNK <= WON as usize && WINDOW % CHUNK == 0);
 
 /// More waves in one step than a depth entry can count (never seen; reported, not clipped).
 #[derive(Debug, thiserror::Error)]
@@ -151,12 +156,13 @@ impl LevelCounts {
 }
 
 /// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the depth
-/// words and an allowance for the breadth-first frontier when depths are kept, and the write
-/// buffer.
+/// words and an allowance for the breadth-first frontier when depths are kept, the seeds of a
+/// settling step held at once (at most an eighth of a byte per position, see
+/// `LevelBuilder::settle_step`), and the write buffer.
 pub fn memory_needed(n: u32, keep_depth: bool) -> u64 {
     let size = awari_db::level_size(n);
     let per_position = if keep_depth { 2 + 2 + 4 } else { 2 };
-    per_position * size + size.min(WRITE_BLOCK as u64)
+    per_position * size + size / 8 + size.min(WRITE_BLOCK as u64)
 }
 
 const WRITE_BLOCK: usize = 16 << 20;
@@ -177,6 +183,16 @@ impl StateArray {
             let _ = map.advise(memmap2::Advice::HugePage);
         }
         Ok(StateArray { map, len })
+    }
+
+    /// The words as plain integers, for phases in which no other thread touches them (the
+    /// exclusive borrow proves it), so that the compiler may vectorise loops over them.
+    pub(crate) fn plain_mut(&mut self) -> &mut [u16] {
+        let ptr = self.map.as_mut_ptr();
+        // SAFETY: as in `words`, the map is anonymous, private to this struct, page-aligned
+        // and at least 2 × len bytes long, and every bit pattern is a valid u16; `&mut self`
+        // excludes every other borrow of the map (atomic views included) for the slice's life.
+        unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u16>(), self.len) }
     }
 
     #[inline]
@@ -233,7 +249,7 @@ impl<'a> LevelBuilder<'a> {
     /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value (and
     /// [`LevelBuilder::depth`] every depth, when kept). Returns the largest depth and what the
     /// exits phase cost.
-    pub fn solve(&self, progress: &dyn Progress) -> Result<(u16, ExitsStats), DepthOverflow> {
+    pub fn solve(&mut self, progress: &dyn Progress) -> Result<(u16, ExitsStats), DepthOverflow> {
         let t = std::time::Instant::now();
         let stats = self.compute_exits(progress);
         let exits = t.elapsed().as_secs_f64();
@@ -315,18 +331,47 @@ impl<'a> LevelBuilder<'a> {
         })
     }
 
-    /// Step `i`, depth first: each chunk's seeds are propagated at once (least memory).
-    fn settle_step(&self, i: i8, progress: &dyn Progress) {
-        self.chunks().for_each(|(start, words)| {
-            let seeds = self.seed_chunk(i, start, words);
-            if seeds.is_empty() {
-                return;
+    /// Step `i`, depth first, one segment of the level at a time: the segment's seeds are
+    /// found and settled by a vectorised scan while no propagation runs (the state is
+    /// borrowed exclusively), then each chunk's seeds are propagated in parallel.
+    ///
+    /// Scanning before propagating settles the same positions: propagation never makes an
+    /// unsettled position a seed (a counter that reaches 0 with the exit ≤ −i settles it at
+    /// once), so the seeds of step i are those of its start that propagation has not settled
+    /// first, and either way they are settled at ±i.
+    fn settle_step(&mut self, i: i8, progress: &dyn Progress) {
+        let len = self.state.len;
+        // Seeds held at once: 2 bytes each, at most a sixteenth of the level's positions
+        // (0.125 bytes per position), plus one window's. A step seeds at most about 5% of
+        // a level, so one segment is usually the whole level.
+        let budget = (len / 16).max(WINDOW);
+        let mut first = 0;
+        while first < len {
+            let mut seeds: Vec<Vec<u16>> = Vec::new();
+            let (mut end, mut found) = (first, 0);
+            while end < len && found < budget {
+                let stop = (end + WINDOW).min(len);
+                let window: Vec<Vec<u16>> = self.state.plain_mut()[end..stop]
+                    .par_chunks_mut(CHUNK)
+                    .map(|words| settle_seeds(i, words))
+                    .collect();
+                found += window.iter().map(Vec::len).sum::<usize>();
+                seeds.extend(window);
+                end = stop;
             }
-            let mut stack = seed_boards(&self.level, start, &seeds);
-            let count =
-                seeds.len() as u64 + propagate(self, &self.level, self.rules, i, &mut stack);
-            progress.advance(count);
-        });
+            seeds.par_iter().enumerate().for_each(|(c, seeds)| {
+                if seeds.is_empty() {
+                    return;
+                }
+                let start = (first + c * CHUNK) as u64;
+                let seeds = seeds.iter().map(|&s| (u32::from(s & !WON), s & WON != 0));
+                let mut stack = seed_boards(&self.level, start, seeds);
+                let count =
+                    stack.len() as u64 + propagate(&*self, &self.level, self.rules, i, &mut stack);
+                progress.advance(count);
+            });
+            first = end;
+        }
     }
 
     /// Step `i`, breadth first: wave 0 is the seeds, wave k+1 what wave k settles; a position's
@@ -336,7 +381,7 @@ impl<'a> LevelBuilder<'a> {
             .chunks()
             .flat_map_iter(|(start, words)| {
                 let seeds = self.seed_chunk(i, start, words);
-                seed_boards(&self.level, start, &seeds)
+                seed_boards(&self.level, start, seeds.iter().copied())
             })
             .collect();
         let mut wave: u16 = 0;
@@ -561,11 +606,15 @@ pub(crate) fn propagate_diverting<S: Settle>(
 /// The boards of the seeds (offsets, in increasing order, in the chunk starting at `start`),
 /// with their flags: each found by stepping from the previous one when it is near (a step
 /// costs about a tenth of an unrank), else by unranking.
-pub(crate) fn seed_boards(level: &Level, start: u64, seeds: &[(u32, bool)]) -> Vec<(Board, bool)> {
+pub(crate) fn seed_boards(
+    level: &Level,
+    start: u64,
+    seeds: impl ExactSizeIterator<Item = (u32, bool)>,
+) -> Vec<(Board, bool)> {
     const NEAR: u32 = 8;
     let mut out: Vec<(Board, bool)> = Vec::with_capacity(seeds.len());
     let mut prev: Option<(u32, Board)> = None;
-    for &(k, win) in seeds {
+    for (k, win) in seeds {
         let board = match prev {
             Some((at, mut b)) if k - at <= NEAR => {
                 for _ in at..k {
@@ -628,6 +677,55 @@ pub(crate) fn scan_seeds(
         }
     }
     seeds
+}
+
+/// Settle every position of `words` (a chunk) that step `i` settles from its own state (see
+/// `is_seed`), with plain stores (no other thread may touch the words); returns each one's
+/// offset, with [`WON`] set for a win.
+pub(crate) fn settle_seeds(i: i8, words: &mut [u16]) -> Vec<u16> {
+    const GROUP: usize = 32;
+    debug_assert!(words.len() <= CHUNK);
+    let mut seeds: Vec<u16> = Vec::new();
+    let mut settle = |k: usize, word: &mut u16| {
+        let win = exit_of(*word) >= i;
+        *word = settled(if win { i } else { -i });
+        seeds.push(k as u16 | if win { WON } else { 0 });
+    };
+    let base = words.len() / GROUP * GROUP;
+    let mut groups = words.chunks_exact_mut(GROUP);
+    for (g, group) in groups.by_ref().enumerate() {
+        // Branch-free 16-bit arithmetic on a fixed-size group, which the compiler
+        // vectorises; most groups hold no seed.
+        let mut flags = [0u16; GROUP];
+        for (f, &w) in flags.iter_mut().zip(group.iter()) {
+            *f = seed_flag(w, i);
+        }
+        if flags.iter().fold(0, |a, &f| a | f) == 0 {
+            continue;
+        }
+        for (k, word) in group.iter_mut().enumerate() {
+            if flags[k] != 0 {
+                settle(g * GROUP + k, word);
+            }
+        }
+    }
+    for (k, word) in groups.into_remainder().iter_mut().enumerate() {
+        if is_seed(*word, i) {
+            settle(base + k, word);
+        }
+    }
+    seeds
+}
+
+/// `is_seed` as 0 or 1, in 16-bit arithmetic only (for vectorised scans).
+#[inline]
+fn seed_flag(word: u16, i: i8) -> u16 {
+    let exit = ((word << 8) as i16) >> 8;
+    let i = i16::from(i);
+    let unsettled = u16::from(word as i16 >= 0);
+    let win = u16::from(exit >= i);
+    let loss = u16::from(exit == -i) & u16::from(word & 0x700 == 0);
+    unsettled & (win | loss)
 }
 
 /// Apply to the state word of a predecessor the news that one of its children was settled at

@@ -487,7 +487,7 @@ impl<'a> LowMemoryBuilder<'a> {
             self.write(start, &buf)?;
         }
         if let (false, Some(i)) = (seeds.is_empty(), i) {
-            let mut stack = seed_boards(&self.level, start, &seeds);
+            let mut stack = seed_boards(&self.level, start, seeds.iter().copied());
             let count = seeds.len() as u64
                 + propagate_diverting(&self.state, &self.level, self.rules, i, &mut stack, divert);
             return Ok(count);
