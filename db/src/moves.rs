@@ -242,6 +242,9 @@ impl Board {
     /// moves that capture nothing (those whose children stay in the same level).
     pub fn quiet_moves(&self, rules: Rules) -> Result<u8, i8> {
         let x = pack(&self.pits());
+        if let Some(quiet) = quiet_moves_fast(x, rules) {
+            return Ok(quiet);
+        }
         let n = self.seeds() as i8;
         if x & !OPPONENT_ROW == 0 {
             return Err(-n);
@@ -410,6 +413,29 @@ impl Board {
         self.for_each_predecessor(rules, |b, h| v.push((b, h)));
         v
     }
+}
+
+/// [`Board::quiet_moves`] without sowing, when it finds a legal non-capturing move (else
+/// `None`, and the full count decides): a move of `s` seeds from pit `h` captures nothing when
+/// its last seed (`SOW[h][s]`) does not make an opponent pit 2 or 3, and is then legal when
+/// the opponent's row is not empty or the sowing reaches it (no eradication, and an empty row
+/// is fed). Under `abapa` a capture may be a grand slam, which counts as non-capturing, so a
+/// position with any capture takes the full count.
+#[inline]
+fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
+    let opponent_seeds = x & OPPONENT_ROW != 0;
+    let (mut quiet, mut captures) = (0u8, false);
+    for h in 0..6 {
+        let s = usize::from(pit(x, h));
+        let entry = SOW[h][s];
+        let last = (entry >> 120) as usize;
+        let landed = pit(x, last) + pit(entry, last);
+        let capture = last >= 6 && (landed == 2 || landed == 3);
+        let played = s != 0;
+        captures |= played & capture;
+        quiet += u8::from(played & !capture & (opponent_seeds | (s + h > 5)));
+    }
+    (quiet > 0 && !(captures && rules == Rules::Abapa)).then_some(quiet)
 }
 
 /// Un-sow the child `child` (packed, from its mover's side) in every way that a legal,
