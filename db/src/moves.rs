@@ -425,9 +425,9 @@ impl Board {
 fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
     let opponent_seeds = x & OPPONENT_ROW != 0;
     let (mut quiet, mut captures) = (0u8, false);
-    for h in 0..6 {
+    for (h, row) in SOW.iter().enumerate() {
         let s = usize::from(pit(x, h));
-        let entry = SOW[h][s];
+        let entry = row[s];
         let last = (entry >> 120) as usize;
         let landed = pit(x, last) + pit(entry, last);
         let capture = last >= 6 && (landed == 2 || landed == 3);
