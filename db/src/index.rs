@@ -194,9 +194,14 @@ impl Level {
     #[inline]
     pub fn rank(&self, board: &Board) -> Option<u64> {
         debug_assert_eq!(board.seeds(), self.seeds);
-        let x = pack(&board.pits());
-        let (high, r) = self.rank_high(x)?;
-        Some(high + self.rank_low(x, r))
+        self.rank_packed(pack(&board.pits()))
+    }
+
+    /// [`Level::rank`] of a packed board.
+    #[inline]
+    pub(crate) fn rank_packed(&self, packed: u128) -> Option<u64> {
+        let (high, r) = self.rank_high(packed)?;
+        Some(high + self.rank_low(packed, r))
     }
 
     /// The part of a board's index fixed by its opponent row, with the seeds the row leaves

@@ -360,44 +360,27 @@ impl Board {
     /// terminal child); the parent is then never terminal. Parents are returned whether or
     /// not they are indexed (filter with [`crate::Level::rank`]); each at most once.
     pub fn for_each_uncapture(&self, rules: Rules, captures: u8, mut f: impl FnMut(Board, u8)) {
-        let c = usize::from(captures);
-        if c < 2 || self.seeds() as usize + c > crate::MAX_SEEDS as usize {
-            return;
-        }
-        if rules != Rules::GrandSlam && self.mover_seeds() == 0 {
-            return;
-        }
-        let a = self.rotated().pits();
-        let Some(h) = (0..6).rev().find(|&h| a[h] == 0) else {
-            return;
-        };
-        let Some(low) = (6..PITS).find(|&p| a[p] == 0) else {
-            return;
-        };
-        if low > 6 && (a[low - 1] == 2 || a[low - 1] == 3) {
-            return;
-        }
-        let (shortest, longest) = (c.div_ceil(3), c / 2);
-        for len in 1..=(PITS - low).min(longest) {
-            let last = low + len - 1;
-            if a[last] != 0 {
-                break;
+        uncapture_all(pack(&self.pits()), rules, captures, |parent, h| {
+            f(Board::from_pits(unpack(parent)), h as u8);
+        });
+    }
+
+    /// [`Board::for_each_uncapture`] with each indexed parent's index in `level` (the level
+    /// of `self.seeds() + captures` seeds): `f(index, parent)`; parents with a full opponent
+    /// row are left out.
+    #[inline]
+    pub fn for_each_ranked_uncapture(
+        &self,
+        rules: Rules,
+        captures: u8,
+        level: &Level,
+        mut f: impl FnMut(u64, Board),
+    ) {
+        uncapture_all(pack(&self.pits()), rules, captures, |parent, _| {
+            if let Some(q) = level.rank_packed(parent) {
+                f(q, Board::from_pits(unpack(parent)));
             }
-            if len < shortest {
-                continue;
-            }
-            let threes = (c - 2 * len) as u32;
-            for mask in 0u32..(1 << len) {
-                if mask.count_ones() != threes {
-                    continue;
-                }
-                let mut sown = a;
-                for k in 0..len {
-                    sown[low + k] = 2 + ((mask >> k) & 1) as u8;
-                }
-                unsow_to(&sown, h, last, |parent| f(parent, h as u8));
-            }
-        }
+        });
     }
 
     /// The un-captures as a vector (see [`Board::for_each_uncapture`]).
@@ -532,21 +515,62 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
     before.iter().all(|&p| p == 0) && a[last + 1..].iter().all(|&p| p == 0)
 }
 
-/// Un-sow the sown board `sown` from the empty origin pit `h` for every seed count whose last
-/// seed falls in pit `last`, calling `f` with each parent.
-#[inline]
-fn unsow_to(sown: &[u8; PITS], h: usize, last: usize, mut f: impl FnMut(Board)) {
-    let mut rem = *sown;
-    for (s, &pos) in SEED_PIT[h].iter().enumerate().skip(1) {
-        let pos = usize::from(pos);
-        if rem[pos] == 0 {
-            return;
-        }
-        rem[pos] -= 1;
-        if pos == last {
-            let mut parent = rem;
-            parent[h] = s as u8;
-            f(Board::from_pits(parent));
+/// Un-capture the packed child `child` (see [`Board::for_each_uncapture`]), calling
+/// `f(parent, pit)` with each parent (packed, from its mover's side) and the pit it played.
+///
+/// With `a` the child rotated back: the pit played `h` is the last empty pit of `a`'s row
+/// 0..5, the run starts at the first empty opponent pit `low`, and for a run of `len` pits
+/// ending at `last` every refill with 2s and 3s totalling `captures` gives a sown board. The
+/// sowings from `h` whose last seed falls at `last` have `last − h + 11k` seeds, k = 0, 1, …;
+/// the first lap always fits (every pit from h+1 to last holds a seed: h is the last empty
+/// pit of its row, `low` the first of the other), a later one while no pit would go below zero.
+#[inline(always)]
+fn uncapture_all(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Packed, usize)) {
+    let c = usize::from(captures);
+    if c < 2 || seeds_packed(child) as usize + c > crate::MAX_SEEDS as usize {
+        return;
+    }
+    // The capture left the opponent a seed (the child's mover row), except under grand-slam.
+    if rules != Rules::GrandSlam && child & !OPPONENT_ROW == 0 {
+        return;
+    }
+    let a = rotate_packed(child);
+    let empty = byte_mask(zero_bytes(a));
+    if empty & 0x3f == 0 || empty & 0xfc0 == 0 {
+        return;
+    }
+    let h = 31 - (empty & 0x3f).leading_zeros() as usize;
+    let low = (empty & 0xfc0).trailing_zeros() as usize;
+    let below = pit(a, low - 1);
+    if low > 6 && (below == 2 || below == 3) {
+        // The capture would have gone on below the run.
+        return;
+    }
+    // The run is empty pits from `low` on.
+    let empties = (!(empty >> low)).trailing_zeros() as usize;
+    let (shortest, longest) = (c.div_ceil(3), (c / 2).min(empties));
+    for len in shortest..=longest {
+        let last = low + len - 1;
+        let threes = (c - 2 * len) as u32;
+        let twos: Packed = (0..len).map(|k| 2 << (8 * (low + k))).sum();
+        for mask in 0u32..(1 << len) {
+            if mask.count_ones() != threes {
+                continue;
+            }
+            let refill = (0..len)
+                .filter(|k| mask >> k & 1 != 0)
+                .fold(twos, |r, k| r + (1 << (8 * (low + k))));
+            let sown = a + refill;
+            let mut s = last - h;
+            while s <= crate::MAX_SEEDS as usize {
+                let path = SOW[h][s] & PITS_MASK;
+                // Every pit keeps at least 0 (bytes below 0x80: no borrow crosses a byte).
+                if ((sown | BYTES_80) - path) & BYTES_80 != BYTES_80 {
+                    break;
+                }
+                f(sown - path + ((s as Packed) << (8 * h)), h);
+                s += PITS - 1;
+            }
         }
     }
 }

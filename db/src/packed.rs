@@ -76,3 +76,12 @@ pub(crate) fn byte_mask(high_bits: Packed) -> u32 {
     let hi = (((high_bits >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
     (lo | (hi << 8)) as u32
 }
+
+/// Seeds on a packed board: the twelve bytes summed by two multiplies.
+#[inline(always)]
+pub(crate) fn seeds_packed(x: Packed) -> u32 {
+    const SUM: u64 = 0x0101_0101_0101_0101;
+    let lo = (x as u64).wrapping_mul(SUM) >> 56;
+    let hi = ((x >> 64) as u64).wrapping_mul(SUM) >> 56;
+    (lo + hi) as u32
+}

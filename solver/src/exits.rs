@@ -238,11 +238,9 @@ impl<'a> CaptureStream<'a> {
         let mut batch: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
         for (child, &v) in source.boards(chunk).zip(values) {
             let exit = c as i8 - v as i8;
-            child.for_each_uncapture(self.rules, c, |parent, _| {
-                if let Some(q) = self.level.rank(&parent) {
-                    if whole || range.contains(&q) {
-                        batch.push((q, exit));
-                    }
+            child.for_each_ranked_uncapture(self.rules, c, &self.level, |q, _| {
+                if whole || range.contains(&q) {
+                    batch.push((q, exit));
                 }
             });
             if batch.len() >= BATCH {
