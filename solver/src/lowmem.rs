@@ -52,6 +52,9 @@ const MASK: u64 = 31;
 /// or the previous step; 18, 19 earlier.
 const SETTLED: u64 = 14;
 const DONE_WIN: u64 = 18;
+/// Bits 4 and 1 of each of the 12 codes of a word: all set only when every code is 18 or 19.
+const ALL_DONE: u64 = 0x094a_5294_a529_4a52;
+const _: () = assert!(ALL_DONE == 0x0842_1084_2108_4210 | 0x0108_4210_8421_0842);
 
 /// The code of a position settled at step `i`: won (for its mover) or lost.
 #[inline]
@@ -185,6 +188,104 @@ impl Settle for Packed {
         });
         settled
     }
+}
+
+/// What the stream does to a position at one step (see [`stream_word`]).
+struct StreamKernel {
+    /// The codes of the positions settled at the previous step: won, lost.
+    done: [u8; 2],
+    /// Their values (the previous step, won and lost), as disk bytes.
+    values: [u8; 2],
+    /// Whether this is a step (else the last pass, which only writes values).
+    active: bool,
+    /// The step.
+    step: i8,
+}
+
+/// The stream's work on one packed word (12 codes) and its 12 disk bytes (the exits of
+/// unsettled positions): positions settled at the previous step get their value written and
+/// their code marked done; unsettled ones get `exit_ok` for this step, and those their exit
+/// decides are settled (seeds). Returns the new word, the seeds (bit k for position k, bit
+/// 16 + k when it is a win), and the new bytes when any was written.
+///
+/// Branch-free SWAR on the 12 codes and 12 bytes as byte lanes of a `u128`: whether a position
+/// is unsettled is unpredictable in the middle steps, and branches on it cost more than the
+/// whole word. Every lane test below is a high bit: a sum that reaches 0x80 without leaving
+/// its byte (codes are below 32; exits are shifted to 16..=112, `NO_EXIT` to 0).
+#[inline(always)]
+fn stream_word(old: u64, bytes: [u8; 12], k: &StreamKernel) -> (u64, u32, Option<[u8; 12]>) {
+    const B01: u128 = 0x0101_0101_0101_0101_0101_0101;
+    const B7F: u128 = 0x7f * B01;
+    const B80: u128 = 0x80 * B01;
+    // A lane's high bit spread over its byte.
+    let spread = |high: u128| (high >> 7) * 0xff;
+    let select = |m: u128, a: u128, b: u128| (a & spread(m)) | (b & !spread(m));
+    let code = u128::from(unpack_codes(old & ((1 << 30) - 1)))
+        | (u128::from(unpack_codes(old >> 30)) << 48);
+    let mut b16 = [0u8; 16];
+    b16[..12].copy_from_slice(&bytes);
+    let exit = u128::from_le_bytes(b16);
+    // u = exit + 128 (NO_EXIT: 0), then the others less 64: 16..=112.
+    let u = exit ^ B80;
+    let no_exit = !(((u & B7F) + B7F) | u) & B80;
+    let u = u - ((0x40 * B01) & !spread(no_exit));
+    let step = k.step as u8 as u128;
+    let active = if k.active { B80 } else { 0 };
+    let unsettled = !(code + (0x80 - SETTLED as u128) * B01) & B80 & active;
+    let win = (u + (64 - step) * B01) & B80 & unsettled; // exit ≥ step
+    let exit_ok = !(u + (63 + step) * B01) & B80; // exit ≤ −step
+    let counter_zero = !(code + 0x7e * B01) & B80; // code 0 or 1
+    let loss = unsettled & !win & counter_zero & exit_ok;
+    let lane = |c: u8| u128::from(c) * B01;
+    let zero = |x: u128| !(x + B7F) & B80;
+    let done_win = zero(code ^ lane(k.done[0]));
+    let done_loss = zero(code ^ lane(k.done[1]));
+    let mut next = select(unsettled, (code & !B01) | (exit_ok >> 7), code);
+    next = select(win, lane(new_code(k.step, true) as u8), next);
+    next = select(loss, lane(new_code(k.step, false) as u8), next);
+    next = select(
+        done_win | done_loss,
+        lane(DONE_WIN as u8) + (done_loss >> 7),
+        next,
+    );
+    let new = pack_codes(next as u64) | (pack_codes((next >> 48) as u64) << 30);
+    let found = lane_bits(win | loss) | (lane_bits(win) << 16);
+    let written = (done_win | done_loss != 0).then(|| {
+        let out = select(
+            done_win,
+            lane(k.values[0]),
+            select(done_loss, lane(k.values[1]), exit),
+        );
+        let mut b = [0u8; 12];
+        b.copy_from_slice(&out.to_le_bytes()[..12]);
+        b
+    });
+    (new, found, written)
+}
+
+/// Six 5-bit codes (bits 0..30) spread to six bytes.
+#[inline(always)]
+fn unpack_codes(x: u64) -> u64 {
+    const F: u64 = 0x1f | (0x1f << 24);
+    let y = (x & 0x7fff) | ((x & 0x3fff_8000) << 9); // three codes at bit 0, three at bit 24
+    (y & F) | ((y & (F << 5)) << 3) | ((y & (F << 10)) << 6)
+}
+
+/// Six bytes (each below 32) packed to six 5-bit codes: the inverse of `unpack_codes`.
+#[inline(always)]
+fn pack_codes(y: u64) -> u64 {
+    const F: u64 = 0x1f | (0x1f << 24);
+    let y = (y & F) | ((y >> 3) & (F << 5)) | ((y >> 6) & (F << 10));
+    (y & 0x7fff) | ((y >> 9) & 0x3fff_8000)
+}
+
+/// Bit j set where byte lane j (of 12) has its high bit set.
+#[inline(always)]
+fn lane_bits(high: u128) -> u32 {
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let lo = ((high as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    let hi = (((high >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    (lo | (hi << 8)) as u32
 }
 
 /// Builds one level, or one rank's slice of it, with the low-memory algorithm.
@@ -425,51 +526,45 @@ impl<'a> LowMemoryBuilder<'a> {
         divert: &mut impl FnMut(u64, bool) -> bool,
     ) -> Result<u64, TableError> {
         let prev = i.map_or(1, |i| i + 1);
-        let done = [new_code(prev, true), new_code(prev, false)];
-        let mut buf = vec![0u8; (end - start) as usize];
-        self.read(start, &mut buf)?;
+        let kernel = StreamKernel {
+            done: [new_code(prev, true) as u8, new_code(prev, false) as u8],
+            values: [prev as u8, (-prev) as u8],
+            // The last pass (no step) only writes the values of step 1.
+            active: i.is_some(),
+            step: i.unwrap_or(1),
+        };
+        // Whole words: a short last chunk's buffer is padded with zeros (code 0 and exit 0,
+        // which no step changes).
+        let len = (end - start) as usize;
+        let mut buf = vec![0u8; len.next_multiple_of(PER_WORD as usize)];
+        self.read(start, &mut buf[..len])?;
         let mut dirty = false;
         let mut seeds: Vec<(u32, bool)> = Vec::new();
         // Propagation from other chunks may change a word meanwhile: each word's 12 codes
         // are rewritten and exchanged as one, and decided afresh if the exchange fails.
         let first = ((start - self.range.start) / PER_WORD) as usize;
-        for (w, bytes) in buf.chunks_mut(PER_WORD as usize).enumerate() {
+        for (w, bytes) in buf.chunks_exact_mut(PER_WORD as usize).enumerate() {
+            let bytes: &mut [u8; 12] = bytes.try_into().expect("12 bytes");
             let word = &self.state.words[first + w];
             let mut old = word.load(Relaxed);
+            if old & ALL_DONE == ALL_DONE {
+                // All 12 settled at earlier steps (codes 18, 19: bits 4 and 1 set, which no
+                // other code has both of): nothing to do.
+                continue;
+            }
             loop {
-                let mut new = old;
-                let mut found = 0u32; // word-local seeds: bit k set, bit 16 + k a win
-                for (k, byte) in bytes.iter_mut().enumerate() {
-                    let shift = BITS as u64 * k as u64;
-                    let code = (old >> shift) & MASK;
-                    let next = if code == done[0] || code == done[1] {
-                        let win = code == done[0];
-                        *byte = (if win { prev } else { -prev }) as u8;
-                        dirty = true;
-                        DONE_WIN + u64::from(!win)
-                    } else if let (true, Some(i)) = (code < SETTLED, i) {
-                        let exit = *byte as i8;
-                        let counter = code / 2;
-                        let exit_ok = exit <= -i;
-                        if exit >= i && exit != NO_EXIT {
-                            found |= 0x10001 << k;
-                            new_code(i, true)
-                        } else if counter == 0 && exit_ok {
-                            found |= 1 << k;
-                            new_code(i, false)
-                        } else {
-                            2 * counter + u64::from(exit_ok)
-                        }
-                    } else {
-                        code
-                    };
-                    new = (new & !(MASK << shift)) | (next << shift);
-                }
+                let (new, found, written) = stream_word(old, *bytes, &kernel);
+                // Every position settled at the previous step changes code: no change means
+                // nothing to write either.
                 if new == old {
                     break;
                 }
                 match word.compare_exchange_weak(old, new, Relaxed, Relaxed) {
                     Ok(_) => {
+                        if let Some(b) = written {
+                            *bytes = b;
+                            dirty = true;
+                        }
                         let base = (w as u64 * PER_WORD) as u32;
                         let mut bits = found & 0xffff;
                         while bits != 0 {
@@ -484,7 +579,7 @@ impl<'a> LowMemoryBuilder<'a> {
             }
         }
         if dirty {
-            self.write(start, &buf)?;
+            self.write(start, &buf[..len])?;
         }
         if let (false, Some(i)) = (seeds.is_empty(), i) {
             let mut stack = seed_boards(&self.level, start, seeds.iter().copied());
@@ -566,5 +661,80 @@ impl<'a> LowMemoryBuilder<'a> {
 impl Drop for LowMemoryBuilder<'_> {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.work_path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stream's rule for one position, written plainly: (new code, new byte, seed, win).
+    fn reference(code: u64, byte: u8, k: &StreamKernel) -> (u64, u8, bool, bool) {
+        if code == u64::from(k.done[0]) || code == u64::from(k.done[1]) {
+            let win = code == u64::from(k.done[0]);
+            let value = if win { k.values[0] } else { k.values[1] };
+            return (DONE_WIN + u64::from(!win), value, false, false);
+        }
+        if !k.active || code >= SETTLED {
+            return (code, byte, false, false);
+        }
+        let (exit, i) = (byte as i8, k.step);
+        let exit_ok = exit <= -i;
+        if exit >= i && exit != NO_EXIT {
+            (new_code(i, true), byte, true, true)
+        } else if code / 2 == 0 && exit_ok {
+            (new_code(i, false), byte, true, false)
+        } else {
+            (2 * (code / 2) + u64::from(exit_ok), byte, false, false)
+        }
+    }
+
+    /// The SWAR kernel equals the plain rule on random words: every code, every exit byte
+    /// (`NO_EXIT` and the ±48 range, at the edges of the lane tests), every step, the last pass.
+    #[test]
+    fn stream_word_equals_the_plain_rule() {
+        let mut rng = awari_db::SplitMix64(12);
+        for round in 0..200_000 {
+            let step = 1 + rng.below(48) as i8;
+            let prev = if round % 7 == 0 { 1 } else { step + 1 };
+            let kernel = StreamKernel {
+                done: [new_code(prev, true) as u8, new_code(prev, false) as u8],
+                values: [prev as u8, (-prev) as u8],
+                active: round % 7 != 0,
+                step,
+            };
+            let mut word = 0u64;
+            let mut bytes = [0u8; 12];
+            for (j, b) in bytes.iter_mut().enumerate() {
+                word |= rng.below(20) << (BITS as usize * j);
+                *b = match rng.below(8) {
+                    0 => NO_EXIT as u8,
+                    1 => step as u8,
+                    2 => (-step) as u8,
+                    3 => (step - 1) as u8,
+                    4 => (1 - step) as u8,
+                    _ => (rng.below(97) as i8 - 48) as u8,
+                };
+            }
+            let (new, found, written) = stream_word(word, bytes, &kernel);
+            for (j, &b) in bytes.iter().enumerate() {
+                let code = (word >> (BITS as usize * j)) & MASK;
+                let (c, byte, seed, win) = reference(code, b, &kernel);
+                let got_byte = written.map_or(b, |w| w[j]);
+                assert_eq!(
+                    (
+                        (new >> (BITS as usize * j)) & MASK,
+                        got_byte,
+                        found >> j & 1 == 1,
+                        found >> (16 + j) & 1 == 1
+                    ),
+                    (c, byte, seed, win),
+                    "code {code}, exit {}, step {step}, last pass {}",
+                    b as i8,
+                    !kernel.active
+                );
+            }
+            assert_eq!(new >> 60, 0);
+        }
     }
 }
