@@ -21,7 +21,7 @@
 
 use std::sync::Mutex;
 
-use awari_db::{Board, DbError, Level, Levels, Outcome, TableError};
+use awari_db::{Board, DbError, Level, Levels, Outcome, Table, TableError};
 use rayon::prelude::*;
 
 use crate::level::Progress;
@@ -104,6 +104,8 @@ pub fn verify_level(
     let level = Level::new(n);
     let examples = Mutex::new(Vec::new());
     let rules = levels.rules();
+    // The table and index of every level a child may be in: n (quiet moves), n−2, … (captures).
+    let children = ChildLevels::new(levels, n)?;
     progress.phase("verify", level.size());
     let failures: u64 = (0..level.size().div_ceil(CHUNK))
         .into_par_iter()
@@ -111,16 +113,28 @@ pub fn verify_level(
             let start = c * CHUNK;
             let end = (start + CHUNK).min(level.size());
             let mut bad = 0u64;
-            for (idx, board) in (start..end).zip(level.boards(start..end)) {
-                if let Some(what) = check_entry(levels, rules, &board, table.value(idx), depth, idx)
-                {
+            let mut boards = level.boards(start..end);
+            let mut group = Group::default();
+            for first in (start..end).step_by(GROUP) {
+                group.fill(
+                    &mut boards,
+                    rules,
+                    &children,
+                    (end - first).min(GROUP as u64),
+                );
+                for (k, board) in group.boards.iter().enumerate() {
+                    let idx = first + k as u64;
+                    let stored = table.value(idx);
+                    let Some(what) = check_entry(levels, &group, k, stored, depth, idx) else {
+                        continue;
+                    };
                     bad += 1;
                     let mut ex = examples.lock().expect("examples lock");
                     if ex.len() < keep {
                         ex.push(Mismatch {
                             level: n,
                             index: idx,
-                            board,
+                            board: *board,
                             what,
                         });
                     }
@@ -136,25 +150,112 @@ pub fn verify_level(
     Ok(verdict)
 }
 
-/// Check one entry; `Some(description)` when it fails.
+/// Positions checked together: their children are ranked first and their values read
+/// together, so that the random reads into the tables are in flight at once.
+const GROUP: usize = 32;
+
+/// For each seed count s ≤ n that a child of a level-n position may have: the level and its
+/// values table.
+struct ChildLevels<'a> {
+    /// The level of the positions checked: n.
+    seeds: u32,
+    levels: Vec<Option<(Level, &'a Table)>>,
+}
+
+impl<'a> ChildLevels<'a> {
+    fn new(levels: &'a Levels, n: u32) -> Result<Self, DbError> {
+        let mut v = Vec::new();
+        for s in 0..=n {
+            v.push(if awari_db::level_exists(s) {
+                Some((Level::new(s), levels.require(s)?))
+            } else {
+                None
+            });
+        }
+        Ok(ChildLevels {
+            seeds: n,
+            levels: v,
+        })
+    }
+
+    /// Where the stored value of a child of `seeds` seeds is (indexed, of a level the
+    /// constructor required).
+    #[inline]
+    fn locate(&self, child: &Board, seeds: u32) -> (&'a Table, u64) {
+        let (level, table) = self.levels[seeds as usize]
+            .as_ref()
+            .expect("a child's level exists");
+        let idx = level
+            .rank(child)
+            .expect("the child of a move has an empty pit in its opponent row");
+        (table, idx)
+    }
+}
+
+/// A group of consecutive positions: their outcomes and their children's stored values.
+#[derive(Default)]
+struct Group {
+    boards: Vec<Board>,
+    outcomes: Vec<Outcome>,
+    /// The children's values, position after position, in move order.
+    values: Vec<i8>,
+    /// Where each position's children start in `values`.
+    first_child: Vec<usize>,
+}
+
+impl Group {
+    /// The next `count` positions of `boards`, with their children's values.
+    fn fill(
+        &mut self,
+        boards: &mut impl Iterator<Item = Board>,
+        rules: awari_db::Rules,
+        children: &ChildLevels<'_>,
+        count: u64,
+    ) {
+        self.boards.clear();
+        self.outcomes.clear();
+        self.first_child.clear();
+        let mut located: [(Option<&Table>, u64); GROUP * 6] = [(None, 0); GROUP * 6];
+        let mut n = 0;
+        for board in boards.take(count as usize) {
+            let outcome = board.outcome(rules);
+            self.first_child.push(n);
+            if let Outcome::Moves(moves) = &outcome {
+                for m in moves.iter() {
+                    let seeds = children.seeds - u32::from(m.captures);
+                    let (table, idx) = children.locate(&m.child, seeds);
+                    located[n] = (Some(table), idx);
+                    n += 1;
+                }
+            }
+            self.boards.push(board);
+            self.outcomes.push(outcome);
+        }
+        self.first_child.push(n);
+        // Independent loads: the processor overlaps their cache misses.
+        self.values.clear();
+        self.values.extend(
+            located[..n]
+                .iter()
+                .map(|&(t, idx)| t.expect("located").value(idx)),
+        );
+    }
+}
+
+/// Check entry `k` of `group` (its stored value `stored`; `idx` its index, for its depth);
+/// `Some(description)` when it fails.
 fn check_entry(
     levels: &Levels,
-    rules: awari_db::Rules,
-    board: &Board,
+    group: &Group,
+    k: usize,
     stored: i8,
     depth: Option<&awari_db::Table>,
     idx: u64,
 ) -> Option<String> {
-    let value_of = |b: &Board| {
-        levels
-            .stored_value(b)
-            .ok()
-            .flatten()
-            .expect("children are indexed and their levels present")
-    };
     let d = depth.map(|t| t.entry(idx));
-    match board.outcome(rules) {
+    match &group.outcomes[k] {
         Outcome::Terminal(t) => {
+            let t = *t;
             if t != stored {
                 return Some(format!("stored {stored}, recomputed {t} (terminal)"));
             }
@@ -169,8 +270,8 @@ fn check_entry(
             let mut best = i8::MIN;
             let mut progress = false; // winner: a value-optimal capture or a smaller depth
             let mut stuck: Option<(u8, u16)> = None; // loser: a value-optimal quiet move that does not lower the depth
-            for m in moves.iter() {
-                let cv = value_of(&m.child);
+            let values = &group.values[group.first_child[k]..group.first_child[k + 1]];
+            for (m, &cv) in moves.iter().zip(values) {
                 let v = m.captures as i8 - cv;
                 best = best.max(v);
                 if v != stored {
