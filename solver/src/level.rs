@@ -195,6 +195,23 @@ impl StateArray {
         unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u16>(), self.len) }
     }
 
+    /// Start loading the cache line of word `q` without waiting for it: a prefetch
+    /// instruction, which retires at once, where the processor has one; else a read.
+    #[inline]
+    pub(crate) fn prefetch(&self, q: usize) {
+        let word = &self.words()[q];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint: it never faults, and it reads or writes nothing
+        // the program can observe. The address is that of a word of this map (bounds checked
+        // above), which lives as long as `self`.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(word.as_ptr().cast::<i8>());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        std::hint::black_box(word.load(Relaxed));
+    }
+
     #[inline]
     pub(crate) fn words(&self) -> &[AtomicU16] {
         let ptr = self.map.as_ptr();
@@ -511,6 +528,13 @@ impl Settle for LevelBuilder<'_> {
         u64::from(self.state.words()[q as usize].load(Relaxed))
     }
 
+    const PREFETCHES: bool = cfg!(target_arch = "x86_64");
+
+    #[inline]
+    fn prefetch(&self, q: u64) {
+        self.state.prefetch(q as usize);
+    }
+
     #[inline]
     fn update(&self, q: u64, i: i8, child_won: bool) -> bool {
         self.update_predecessor(q, i, child_won)
@@ -521,6 +545,13 @@ impl Settle for LevelBuilder<'_> {
 pub(crate) trait Settle: Sync {
     /// Read the memory holding `q`'s state (to bring it into cache before updating it).
     fn touch(&self, q: u64) -> u64;
+    /// Whether [`Settle::prefetch`] issues prefetches (else the states of a batch are read
+    /// with [`Settle::touch`] after the batch is generated).
+    const PREFETCHES: bool = false;
+    /// Start bringing `q`'s state into cache without waiting for it, as soon as `q` is
+    /// generated (by default nothing: a read there would stall the generation).
+    #[inline]
+    fn prefetch(&self, _q: u64) {}
     /// Apply to `q` the news that a child was settled at step `i` (`child_won`: the child is a
     /// win by i for its mover). Returns whether this settled `q`.
     fn update(&self, q: u64, i: i8, child_won: bool) -> bool;
@@ -590,17 +621,43 @@ pub(crate) fn propagate_diverting<S: Settle>(
     stack: &mut Vec<(Board, bool)>,
     divert: &mut impl FnMut(u64, bool) -> bool,
 ) -> u64 {
+    // Software-pipelined: the predecessors of one batch are generated and their words
+    // prefetched while the previous batch's predecessors, prefetched one batch earlier, are
+    // updated. The cache misses of one batch thus overlap the un-move generation of the next
+    // instead of stalling the updates. Which batch goes first changes nothing: a step settles
+    // the same positions, at the same values, in any order.
     let mut count = 0u64;
-    let mut batch = Vec::with_capacity(BATCH);
-    while !stack.is_empty() {
+    let mut ready: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
+    let mut next: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
+    loop {
         let k = stack.len().saturating_sub(BATCH);
-        batch.clear();
-        batch.extend(stack.drain(k..));
-        let before = stack.len();
-        expand(state, level, rules, i, &batch, stack, |_| {}, divert);
-        count += (stack.len() - before) as u64;
+        for (board, win) in stack.drain(k..) {
+            board.for_each_ranked_predecessor(rules, level, |q, pred| {
+                if !divert(q, win) {
+                    state.prefetch(q);
+                    next.push((q, pred, win));
+                }
+            });
+        }
+        if !S::PREFETCHES {
+            let mut touch = 0u64;
+            for &(q, _, _) in &next {
+                touch |= state.touch(q);
+            }
+            std::hint::black_box(touch);
+        }
+        for &(q, pred, win) in &ready {
+            if state.update(q, i, win) {
+                stack.push((pred, !win));
+                count += 1;
+            }
+        }
+        ready.clear();
+        std::mem::swap(&mut ready, &mut next);
+        if ready.is_empty() && stack.is_empty() {
+            return count;
+        }
     }
-    count
 }
 
 /// The boards of the seeds (offsets, in increasing order, in the chunk starting at `start`),
