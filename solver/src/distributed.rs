@@ -151,9 +151,16 @@ struct Slice<'p> {
 }
 
 impl Settle for Slice<'_> {
+    const PREFETCHES: bool = cfg!(target_arch = "x86_64");
+
     #[inline]
     fn touch(&self, q: u64) -> u64 {
         u64::from(self.state.words()[(q - self.lo) as usize].load(Relaxed))
+    }
+
+    #[inline]
+    fn prefetch(&self, q: u64) {
+        self.state.prefetch((q - self.lo) as usize);
     }
 
     #[inline]

@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 use awari_db::{successor, Board, Level, Levels, Rules};
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
+pub(crate) use crate::state::StateArray;
 use rayon::prelude::*;
 
 const SETTLED: u16 = 0x8000;
@@ -166,65 +167,6 @@ pub fn memory_needed(n: u32, keep_depth: bool) -> u64 {
 }
 
 const WRITE_BLOCK: usize = 16 << 20;
-
-/// One atomic 16-bit word per position, in an anonymous memory map advised to use huge pages
-/// (the builder reads and writes it at random; huge pages spare most TLB misses).
-pub(crate) struct StateArray {
-    map: memmap2::MmapMut,
-    len: usize,
-}
-
-impl StateArray {
-    pub(crate) fn new(len: usize) -> std::io::Result<StateArray> {
-        let map = memmap2::MmapMut::map_anon((2 * len).max(2))?;
-        #[cfg(target_os = "linux")]
-        {
-            // Only advice: without transparent huge pages the map works the same.
-            let _ = map.advise(memmap2::Advice::HugePage);
-        }
-        Ok(StateArray { map, len })
-    }
-
-    /// The words as plain integers, for phases in which no other thread touches them (the
-    /// exclusive borrow proves it), so that the compiler may vectorise loops over them.
-    pub(crate) fn plain_mut(&mut self) -> &mut [u16] {
-        let ptr = self.map.as_mut_ptr();
-        // SAFETY: as in `words`, the map is anonymous, private to this struct, page-aligned
-        // and at least 2 × len bytes long, and every bit pattern is a valid u16; `&mut self`
-        // excludes every other borrow of the map (atomic views included) for the slice's life.
-        unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u16>(), self.len) }
-    }
-
-    /// Start loading the cache line of word `q` without waiting for it: a prefetch
-    /// instruction, which retires at once, where the processor has one; else a read.
-    #[inline]
-    pub(crate) fn prefetch(&self, q: usize) {
-        let word = &self.words()[q];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is only a hint: it never faults, and it reads or writes nothing
-        // the program can observe. The address is that of a word of this map (bounds checked
-        // above), which lives as long as `self`.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(word.as_ptr().cast::<i8>());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        std::hint::black_box(word.load(Relaxed));
-    }
-
-    #[inline]
-    pub(crate) fn words(&self) -> &[AtomicU16] {
-        let ptr = self.map.as_ptr();
-        debug_assert_eq!(ptr.align_offset(std::mem::align_of::<AtomicU16>()), 0);
-        // SAFETY: the map is anonymous, private to this struct and at least 2 × len bytes
-        // long; it is page-aligned, so aligned for u16; a fresh anonymous map is zeroed, a valid
-        // AtomicU16 bit pattern; AtomicU16 has the size and alignment of u16; and every access
-        // after this point goes through the atomics (the map is never borrowed mutably again),
-        // so shared references from several threads are sound. The slice lives no longer than
-        // `self`, which owns the map.
-        unsafe { std::slice::from_raw_parts(ptr.cast::<AtomicU16>(), self.len) }
-    }
-}
 
 /// The state of a level under construction.
 pub struct LevelBuilder<'a> {
@@ -357,7 +299,7 @@ impl<'a> LevelBuilder<'a> {
     /// once), so the seeds of step i are those of its start that propagation has not settled
     /// first, and either way they are settled at ±i.
     fn settle_step(&mut self, i: i8, progress: &dyn Progress) {
-        let len = self.state.len;
+        let len = self.state.len();
         // Seeds held at once: 2 bytes each, at most a sixteenth of the level's positions
         // (0.125 bytes per position), plus one window's. A step seeds at most about 5% of
         // a level, so one segment is usually the whole level.

@@ -44,6 +44,7 @@ use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
 use crate::level::{propagate_diverting, seed_boards, LevelCounts, Progress, Settle, NO_EXIT};
+use crate::state::StateArray;
 
 const PER_WORD: u64 = 12;
 const BITS: u32 = 5;
@@ -126,14 +127,20 @@ pub fn disk_needed(n: u32) -> u64 {
 /// The packed codes of the positions `base..` of the level (all of it, or a rank's slice).
 struct Packed {
     base: u64,
-    words: Vec<AtomicU64>,
+    array: StateArray<AtomicU64>,
 }
 
 impl Packed {
     #[inline]
+    fn words(&self) -> &[AtomicU64] {
+        self.array.words()
+    }
+
+    #[inline]
     fn get(&self, q: u64) -> u64 {
         let r = q - self.base;
-        (self.words[(r / PER_WORD) as usize].load(Relaxed) >> (BITS as u64 * (r % PER_WORD))) & MASK
+        (self.words()[(r / PER_WORD) as usize].load(Relaxed) >> (BITS as u64 * (r % PER_WORD)))
+            & MASK
     }
 
     /// Replace the code of `q` by `f(code)` (None: leave it) atomically; returns the old code
@@ -141,7 +148,7 @@ impl Packed {
     #[inline]
     fn update(&self, q: u64, mut f: impl FnMut(u64) -> Option<u64>) -> (u64, bool) {
         let r = q - self.base;
-        let word = &self.words[(r / PER_WORD) as usize];
+        let word = &self.words()[(r / PER_WORD) as usize];
         let shift = BITS as u64 * (r % PER_WORD);
         let mut w = word.load(Relaxed);
         loop {
@@ -159,9 +166,16 @@ impl Packed {
 }
 
 impl Settle for Packed {
+    const PREFETCHES: bool = cfg!(target_arch = "x86_64");
+
     #[inline]
     fn touch(&self, q: u64) -> u64 {
-        self.words[((q - self.base) / PER_WORD) as usize].load(Relaxed)
+        self.words()[((q - self.base) / PER_WORD) as usize].load(Relaxed)
+    }
+
+    #[inline]
+    fn prefetch(&self, q: u64) {
+        self.array.prefetch(((q - self.base) / PER_WORD) as usize);
     }
 
     #[inline]
@@ -345,8 +359,8 @@ impl<'a> LowMemoryBuilder<'a> {
         let bucket = bucket.max(1).div_ceil(CHUNK) * CHUNK;
         let level = Level::new(n);
         let len = range.end - range.start;
-        let mut words = Vec::new();
-        words.resize_with(len.div_ceil(PER_WORD) as usize, || AtomicU64::new(0));
+        let array = StateArray::new(len.div_ceil(PER_WORD) as usize)
+            .map_err(crate::level::BuilderError::Alloc)?;
         let work = OpenOptions::new()
             .read(true)
             .write(true)
@@ -362,7 +376,7 @@ impl<'a> LowMemoryBuilder<'a> {
             bucket,
             state: Packed {
                 base: range.start,
-                words,
+                array,
             },
             range,
             work,
@@ -469,7 +483,7 @@ impl<'a> LowMemoryBuilder<'a> {
                     exits[(q - lo) as usize].store(exit, Relaxed);
                     word |= (2 * u64::from(quiet)) << (BITS as u64 * k as u64);
                 }
-                self.state.words[first + w].store(word, Relaxed);
+                self.state.words()[first + w].store(word, Relaxed);
             }
             progress.advance(end - start);
         });
@@ -545,7 +559,7 @@ impl<'a> LowMemoryBuilder<'a> {
         let first = ((start - self.range.start) / PER_WORD) as usize;
         for (w, bytes) in buf.chunks_exact_mut(PER_WORD as usize).enumerate() {
             let bytes: &mut [u8; 12] = bytes.try_into().expect("12 bytes");
-            let word = &self.state.words[first + w];
+            let word = &self.state.words()[first + w];
             let mut old = word.load(Relaxed);
             if old & ALL_DONE == ALL_DONE {
                 // All 12 settled at earlier steps (codes 18, 19: bits 4 and 1 set, which no
