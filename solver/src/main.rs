@@ -102,13 +102,15 @@ enum Command {
         /// Cores to plan for (default: this machine's).
         #[arg(long)]
         threads: Option<usize>,
-        /// Build speed per thread, positions per second (default: measured by
-        /// scripts/bench.sh on levels 0..24 of the 2-core development machine).
-        #[arg(long, default_value_t = 2.0e6)]
+        /// Build speed per thread, positions per second (default: level 27 in memory on the
+        /// 2-core development machine, 6.95 M positions/s, by scripts/ab.sh; levels 0..24
+        /// run at 9.9 M/s there, larger levels somewhat slower than 27).
+        #[arg(long, default_value_t = 3.5e6)]
         rate_per_thread: f64,
         /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
-        /// measured on level 28 of the 2-core development machine with scripts/bench.sh,
-        /// MODE=low-memory against MODE=memory, page cache dropped first: 365 / 446 s).
+        /// measured on the 2-core development machine: 0.82 on levels 0..24 with
+        /// scripts/ab.sh LOWMEM=1, and on level 28 with scripts/bench.sh, page cache dropped
+        /// first).
         #[arg(long, default_value_t = 0.82)]
         low_memory_ratio: f64,
         /// Plan for depth tables too (`build --depth`).
