@@ -507,8 +507,8 @@ pub(crate) const BATCH: usize = 24;
 /// `on_settled` with its index. A predecessor for which `divert(index, won)` returns true is
 /// left to the caller (another rank's, in a distributed build).
 ///
-/// The predecessors' states are first read with plain loads, which the processor overlaps,
-/// so the compare-and-swaps that follow find them in cache.
+/// The predecessors' states are first brought into cache (see `gather`), so the
+/// compare-and-swaps that follow find them there.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn expand<S: Settle>(
     state: &S,
@@ -521,23 +521,49 @@ pub(crate) fn expand<S: Settle>(
     divert: &mut impl FnMut(u64, bool) -> bool,
 ) {
     let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
-    for &(board, win) in batch {
-        board.for_each_ranked_predecessor(rules, level, |q, pred| {
-            if !divert(q, win) {
-                preds.push((q, pred, win));
-            }
-        });
-    }
-    let mut touch = 0u64;
-    for &(q, _, _) in &preds {
-        touch |= state.touch(q);
-    }
-    std::hint::black_box(touch);
+    gather(
+        state,
+        level,
+        rules,
+        batch.iter().copied(),
+        &mut preds,
+        divert,
+    );
     for &(q, pred, win) in &preds {
         if state.update(q, i, win) {
             on_settled(q);
             out.push((pred, !win));
         }
+    }
+}
+
+/// Append to `out` the predecessors of `settled` (boards with their win flags) as (index,
+/// board, flag), leaving to the caller those for which `divert(index, won)` returns true, and
+/// start loading their states: each prefetched the moment it is ranked, or, for a state that
+/// cannot prefetch, all read once the batch is generated.
+fn gather<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    settled: impl Iterator<Item = (Board, bool)>,
+    out: &mut Vec<(u64, Board, bool)>,
+    divert: &mut impl FnMut(u64, bool) -> bool,
+) {
+    let first = out.len();
+    for (board, win) in settled {
+        board.for_each_ranked_predecessor(rules, level, |q, pred| {
+            if !divert(q, win) {
+                state.prefetch(q);
+                out.push((q, pred, win));
+            }
+        });
+    }
+    if !S::PREFETCHES {
+        let mut touch = 0u64;
+        for &(q, _, _) in &out[first..] {
+            touch |= state.touch(q);
+        }
+        std::hint::black_box(touch);
     }
 }
 
@@ -573,21 +599,7 @@ pub(crate) fn propagate_diverting<S: Settle>(
     let mut next: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
     loop {
         let k = stack.len().saturating_sub(BATCH);
-        for (board, win) in stack.drain(k..) {
-            board.for_each_ranked_predecessor(rules, level, |q, pred| {
-                if !divert(q, win) {
-                    state.prefetch(q);
-                    next.push((q, pred, win));
-                }
-            });
-        }
-        if !S::PREFETCHES {
-            let mut touch = 0u64;
-            for &(q, _, _) in &next {
-                touch |= state.touch(q);
-            }
-            std::hint::black_box(touch);
-        }
+        gather(state, level, rules, stack.drain(k..), &mut next, divert);
         for &(q, pred, win) in &ready {
             if state.update(q, i, win) {
                 stack.push((pred, !win));
