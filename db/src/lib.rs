@@ -22,7 +22,7 @@ pub mod dir;
 pub mod error;
 pub mod index;
 pub mod moves;
-mod packed;
+pub mod packed;
 pub mod random;
 pub mod rules;
 pub mod table;

@@ -1,5 +1,6 @@
 //! Boards packed one pit per byte into a `u128`, for the hot loops of move and un-move
-//! generation and of the index: whole-board arithmetic and SWAR tests in registers.
+//! generation and of the index: whole-board arithmetic and SWAR tests in registers. The byte
+//! constants and lane tests are public, for the builder's other SWAR code (twelve lanes).
 //!
 //! ```text
 //!  byte   15 14 13 12 | 11 10  9  8  7  6 |  5  4  3  2  1  0
@@ -47,16 +48,18 @@ pub(crate) fn rotate_packed(x: Packed) -> Packed {
 /// The twelve pits of a packed board.
 pub(crate) const PITS_MASK: Packed = (1 << 96) - 1;
 /// Byte constants: `BYTES_xy` holds xy in each of the twelve pit bytes.
-pub(crate) const BYTES_01: Packed = 0x0101_0101_0101_0101_0101_0101;
+pub const BYTES_01: Packed = 0x0101_0101_0101_0101_0101_0101;
 pub(crate) const BYTES_02: Packed = 2 * BYTES_01;
-pub(crate) const BYTES_7F: Packed = 0x7f * BYTES_01;
-pub(crate) const BYTES_80: Packed = 0x80 * BYTES_01;
+/// 0x7f in each of the twelve bytes.
+pub const BYTES_7F: Packed = 0x7f * BYTES_01;
+/// 0x80 in each of the twelve bytes.
+pub const BYTES_80: Packed = 0x80 * BYTES_01;
 pub(crate) const BYTES_FE: Packed = 0xfe * BYTES_01;
 
 /// The high bit of each of the twelve bytes set where that byte is 0 (bytes below 0x80: no
 /// carry crosses a byte, since 0x7f + 0x7f < 0x100).
 #[inline(always)]
-pub(crate) fn zero_bytes(x: Packed) -> Packed {
+pub fn zero_bytes(x: Packed) -> Packed {
     !(x + BYTES_7F) & BYTES_80
 }
 
@@ -68,7 +71,7 @@ pub(crate) fn nonzero_bytes(x: Packed) -> Packed {
 
 /// Bit i set where byte i has its high bit set, for i in 0..12.
 #[inline(always)]
-pub(crate) fn byte_mask(high_bits: Packed) -> u32 {
+pub fn byte_mask(high_bits: Packed) -> u32 {
     // Shift each byte's high bit to its bit 0, then gather 8 bytes per multiply: byte i's
     // bit lands in bit 56 + i of the product.
     const GATHER: u64 = 0x0102_0408_1020_4080;

@@ -228,9 +228,9 @@ struct StreamKernel {
 /// its byte (codes are below 32; exits are shifted to 16..=112, `NO_EXIT` to 0).
 #[inline(always)]
 fn stream_word(old: u64, bytes: [u8; 12], k: &StreamKernel) -> (u64, u32, Option<[u8; 12]>) {
-    const B01: u128 = 0x0101_0101_0101_0101_0101_0101;
-    const B7F: u128 = 0x7f * B01;
-    const B80: u128 = 0x80 * B01;
+    use awari_db::packed::{
+        byte_mask, zero_bytes, BYTES_01 as B01, BYTES_7F as B7F, BYTES_80 as B80,
+    };
     // A lane's high bit spread over its byte.
     let spread = |high: u128| (high >> 7) * 0xff;
     let select = |m: u128, a: u128, b: u128| (a & spread(m)) | (b & !spread(m));
@@ -251,9 +251,8 @@ fn stream_word(old: u64, bytes: [u8; 12], k: &StreamKernel) -> (u64, u32, Option
     let counter_zero = !(code + 0x7e * B01) & B80; // code 0 or 1
     let loss = unsettled & !win & counter_zero & exit_ok;
     let lane = |c: u8| u128::from(c) * B01;
-    let zero = |x: u128| !(x + B7F) & B80;
-    let done_win = zero(code ^ lane(k.done[0]));
-    let done_loss = zero(code ^ lane(k.done[1]));
+    let done_win = zero_bytes(code ^ lane(k.done[0]));
+    let done_loss = zero_bytes(code ^ lane(k.done[1]));
     let mut next = select(unsettled, (code & !B01) | (exit_ok >> 7), code);
     next = select(win, lane(new_code(k.step, true) as u8), next);
     next = select(loss, lane(new_code(k.step, false) as u8), next);
@@ -263,7 +262,7 @@ fn stream_word(old: u64, bytes: [u8; 12], k: &StreamKernel) -> (u64, u32, Option
         next,
     );
     let new = pack_codes(next as u64) | (pack_codes((next >> 48) as u64) << 30);
-    let found = lane_bits(win | loss) | (lane_bits(win) << 16);
+    let found = byte_mask(win | loss) | (byte_mask(win) << 16);
     let written = (done_win | done_loss != 0).then(|| {
         let out = select(
             done_win,
@@ -291,15 +290,6 @@ fn pack_codes(y: u64) -> u64 {
     const F: u64 = 0x1f | (0x1f << 24);
     let y = (y & F) | ((y >> 3) & (F << 5)) | ((y >> 6) & (F << 10));
     (y & 0x7fff) | ((y >> 9) & 0x3fff_8000)
-}
-
-/// Bit j set where byte lane j (of 12) has its high bit set.
-#[inline(always)]
-fn lane_bits(high: u128) -> u32 {
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    let lo = ((high as u64) >> 7).wrapping_mul(GATHER) >> 56;
-    let hi = (((high >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
-    (lo | (hi << 8)) as u32
 }
 
 /// Builds one level, or one rank's slice of it, with the low-memory algorithm.
