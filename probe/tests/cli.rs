@@ -1,5 +1,7 @@
 //! The probe as users run it: the real binary over databases built in the test.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -97,15 +99,7 @@ fn vu_example_and_start_positions() {
         ],
         None,
     ));
-    assert_eq!(j["value"], 0);
-    let values: Vec<i64> = j["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["value"].as_i64().unwrap())
-        .collect();
-    assert_eq!(values, vec![-1, -1, -2, -2, -2, 0]);
-    assert_eq!(j["best"], serde_json::json!([5]));
+    common::assert_vu_example(&j);
     assert_eq!(j["index"], 588953);
 
     // One seed per pit: a draw, valued by one ply (the opponent row is full).

@@ -1,6 +1,8 @@
 //! `awari-probe serve`: the HTTP API, over a real socket, against the library.
 #![cfg(feature = "serve")]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -97,15 +99,7 @@ fn vu_example_and_start_positions() {
             .unwrap()
             .show_json(None)
     );
-    assert_eq!(j["value"], 0);
-    assert_eq!(j["best"], json!([5]));
-    let values: Vec<i64> = j["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["value"].as_i64().unwrap())
-        .collect();
-    assert_eq!(values, [-1, -1, -2, -2, -2, 0]);
+    common::assert_vu_example(&j);
     // With captured seeds: the predicted final score.
     let (_, j) = get_json("/api/position?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=20,12");
     assert_eq!(j["final"], json!([28, 20]));
