@@ -12,6 +12,7 @@ pub mod exits;
 pub mod level;
 pub mod lowmem;
 pub mod plan;
+mod rounds;
 mod state;
 pub mod stats;
 pub mod sys;
