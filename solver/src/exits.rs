@@ -36,6 +36,8 @@ use crate::sys;
 
 /// Lower-level positions per parallel work item of the stream (64 KiB of a table).
 const CHUNK: u64 = 1 << 16;
+/// What the slices of [`CaptureStream::run_in_slices`] must be a multiple of.
+pub(crate) const SLICE_UNIT: u64 = CHUNK;
 /// Lower-level positions per read-ahead window (32 MiB of a table).
 const WINDOW: u64 = 1 << 25;
 /// Exit updates gathered before they are applied together (their cache misses overlap).
@@ -154,6 +156,20 @@ impl<'a> CaptureStream<'a> {
         raise: impl Fn(&[(u64, i8)]) + Sync,
         progress: &dyn Progress,
     ) {
+        self.run_in_slices(range, WINDOW, raise, || {}, progress);
+    }
+
+    /// [`CaptureStream::run`], calling `flush` after every `slice` lower positions (a
+    /// multiple of [`SLICE_UNIT`]), when no call of `raise` is running.
+    pub(crate) fn run_in_slices(
+        &self,
+        range: Range<u64>,
+        slice: u64,
+        raise: impl Fn(&[(u64, i8)]) + Sync,
+        mut flush: impl FnMut(),
+        progress: &dyn Progress,
+    ) {
+        debug_assert!(slice > 0 && slice % SLICE_UNIT == 0);
         for &(c, table, source) in &self.sources {
             table.advise(Access::Sequential);
             let size = source.size();
@@ -162,14 +178,18 @@ impl<'a> CaptureStream<'a> {
             for window in (0..size).step_by(WINDOW as usize) {
                 let last = (window + WINDOW).min(size);
                 table.prefetch(last..(last + WINDOW).min(size));
-                (0..(last - window).div_ceil(CHUNK))
-                    .into_par_iter()
-                    .for_each(|k| {
-                        let start = window + k * CHUNK;
-                        let end = (start + CHUNK).min(last);
-                        self.uncapture(c, table, &source, start..end, &range, &raise);
-                        progress.advance(end - start);
-                    });
+                for from in (window..last).step_by(slice as usize) {
+                    let to = (from + slice).min(last);
+                    (0..(to - from).div_ceil(CHUNK))
+                        .into_par_iter()
+                        .for_each(|k| {
+                            let start = from + k * CHUNK;
+                            let end = (start + CHUNK).min(to);
+                            self.uncapture(c, table, &source, start..end, &range, &raise);
+                            progress.advance(end - start);
+                        });
+                    flush();
+                }
             }
             table.advise(Access::Normal);
         }

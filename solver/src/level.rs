@@ -276,6 +276,23 @@ impl<'a> LevelBuilder<'a> {
         });
         let forward_seconds = meter.seconds();
         let words = self.state.words();
+        if let Some(rounds) = &self.rounds {
+            rounds.stream_exits(stream, &self.state, progress);
+        } else {
+            self.stream_exits(stream, words, progress);
+        }
+        if std::env::var_os("AWARI_TIMINGS").is_some() {
+            eprintln!(
+                "level {}: forward pass {forward_seconds:.2} s, stream {:.2} s",
+                self.level.seeds(),
+                meter.seconds() - forward_seconds
+            );
+        }
+        meter.finish(stream, 1)
+    }
+
+    /// The stream of phase 1, each batch of raises touched first so that their misses overlap.
+    fn stream_exits(&self, stream: &CaptureStream, words: &[AtomicU16], progress: &dyn Progress) {
         stream.run(
             0..self.level.size(),
             |batch| {
@@ -290,14 +307,6 @@ impl<'a> LevelBuilder<'a> {
             },
             progress,
         );
-        if std::env::var_os("AWARI_TIMINGS").is_some() {
-            eprintln!(
-                "level {}: forward pass {forward_seconds:.2} s, stream {:.2} s",
-                self.level.seeds(),
-                meter.seconds() - forward_seconds
-            );
-        }
-        meter.finish(stream, 1)
     }
 
     /// Scan for the positions that step `i` settles from their exits alone, settle them, and
@@ -882,6 +891,16 @@ fn next_word(w: u16, i: i8, child_won: bool) -> Option<(u16, bool)> {
             (unsettled(exit, left), false)
         }
     })
+}
+
+/// [`raise_exit`] for a word no other thread touches meanwhile: a load and, when the exit
+/// rises, a store.
+#[inline]
+pub(crate) fn raise_exit_owned(word: &AtomicU16, exit: i8) {
+    let w = word.load(Relaxed);
+    if exit_of(w) < exit {
+        word.store((w & 0xff00) | u16::from(exit as u8), Relaxed);
+    }
 }
 
 /// Raise the exit value held in an unsettled word to at least `exit` (during phase 1 nothing

@@ -33,10 +33,15 @@
 //! step settles the attractor of its seeds, each position at ±i), so the tables are the same
 //! bytes as depth-first propagation writes, which the tests check.
 
+use std::sync::atomic::AtomicU16;
+use std::sync::Mutex;
+
 use awari_db::{Board, Level, Rules};
 use rayon::prelude::*;
 
-use crate::level::Settle;
+use crate::exits::{CaptureStream, SLICE_UNIT};
+use crate::level::{raise_exit_owned, Progress, Settle};
+use crate::state::StateArray;
 
 /// Settled positions whose predecessors one round generates (about 3.5 updates each: 15 MiB
 /// of update lists, which stay in the last-level cache between the two phases).
@@ -57,27 +62,39 @@ struct Update {
     board: Board,
 }
 
+/// Lower-level positions un-captured per round of the exits phase (see
+/// [`Rounds::stream_exits`]); a round's raises take 4 bytes each.
+const EXITS_ROUND: u64 = 32 * SLICE_UNIT;
+
+/// Settled positions per task of a round's generate phase.
+const GENERATE_TASK: usize = 1024;
+
 /// Updates per block of a region's list (8 KiB).
 const BLOCK: usize = 512;
 
-/// One thread's share of a round, its buffers reused from round to round: once the largest
-/// round so far has been seen, rounds allocate nothing.
-#[derive(Default)]
-struct Share {
-    /// Per region, the updates this thread generated, in blocks of [`BLOCK`]: the full
-    /// blocks, then the one being filled.
-    full: Vec<Vec<Vec<Update>>>,
-    filling: Vec<Vec<Update>>,
+/// Per region, the entries one thread generated in a round, in blocks of [`BLOCK`] (the full
+/// blocks, then the one being filled), reused from round to round: once the largest round so
+/// far has been seen, rounds allocate nothing, and a round that crowds one region does not
+/// leave that region's list large for good.
+struct RegionLists<T> {
+    full: Vec<Vec<Vec<T>>>,
+    filling: Vec<Vec<T>>,
     /// Empty blocks, for the next round.
-    spare: Vec<Vec<Update>>,
-    /// The predecessors this thread's apply phase settled.
-    found: Vec<(Board, bool)>,
+    spare: Vec<Vec<T>>,
 }
 
-impl Share {
-    /// Append `u` to region `r`'s list.
+impl<T: Copy> RegionLists<T> {
+    fn new(regions: usize) -> RegionLists<T> {
+        RegionLists {
+            full: (0..regions).map(|_| Vec::new()).collect(),
+            filling: (0..regions).map(|_| Vec::with_capacity(BLOCK)).collect(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Append `entry` to region `r`'s list.
     #[inline]
-    fn push(&mut self, r: usize, u: Update) {
+    fn push(&mut self, r: usize, entry: T) {
         let block = &mut self.filling[r];
         if block.len() == BLOCK {
             let fresh = self
@@ -86,11 +103,11 @@ impl Share {
                 .unwrap_or_else(|| Vec::with_capacity(BLOCK));
             self.full[r].push(std::mem::replace(block, fresh));
         }
-        self.filling[r].push(u);
+        self.filling[r].push(entry);
     }
 
-    /// Region `r`'s updates, block by block.
-    fn blocks(&self, r: usize) -> impl Iterator<Item = &[Update]> {
+    /// Region `r`'s entries, block by block.
+    fn blocks(&self, r: usize) -> impl Iterator<Item = &[T]> {
         self.full[r]
             .iter()
             .chain(std::iter::once(&self.filling[r]))
@@ -116,8 +133,11 @@ pub(crate) struct Rounds {
     /// Regions are `1 << shift` positions.
     shift: u32,
     regions: usize,
-    /// One per thread of the pool.
-    shares: Vec<Share>,
+    /// Per thread of the pool: the updates it generated in this round (each thread locks
+    /// only its own, so the locks are never contended).
+    lists: Vec<Mutex<RegionLists<Update>>>,
+    /// Per thread: the predecessors its share of the apply phase settled.
+    found: Vec<Mutex<Vec<(Board, bool)>>>,
 }
 
 impl Rounds {
@@ -133,16 +153,14 @@ impl Rounds {
         let target = (size / REGIONS.max(4 * threads as u64)).max(1);
         let shift = target.ilog2().clamp(SHIFT_RANGE.0, SHIFT_RANGE.1);
         let regions = (size >> shift) as usize + 1;
-        let share = || Share {
-            full: (0..regions).map(|_| Vec::new()).collect(),
-            filling: (0..regions).map(|_| Vec::with_capacity(BLOCK)).collect(),
-            ..Share::default()
-        };
         Rounds {
             size: round.max(1),
             shift,
             regions,
-            shares: (0..threads).map(|_| share()).collect(),
+            lists: (0..threads)
+                .map(|_| Mutex::new(RegionLists::new(regions)))
+                .collect(),
+            found: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
         }
     }
 
@@ -165,45 +183,119 @@ impl Rounds {
     ) {
         let (shift, regions) = (self.shift, self.regions);
         let mask = (1u64 << shift) - 1;
-        let threads = self.shares.len();
-        let per_share = settled.len().div_ceil(threads);
-        self.shares
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(t, share)| {
-                let from = (t * per_share).min(settled.len());
-                for &(board, won) in &settled[from..(from + per_share).min(settled.len())] {
-                    let flag = if won { WON } else { 0 };
-                    board.for_each_ranked_predecessor(rules, level, |q, pred| {
-                        let u = Update {
-                            key: (q & mask) as u32 | flag,
-                            board: pred,
-                        };
-                        share.push((q >> shift) as usize, u);
-                    });
-                }
-            });
-        // Thread t owns regions t·R/T .. (t+1)·R/T and applies every thread's updates of them.
-        let mut outs: Vec<Vec<(Board, bool)>> = self
-            .shares
-            .iter_mut()
-            .map(|s| std::mem::take(&mut s.found))
-            .collect();
-        let shares = &self.shares;
-        outs.par_iter_mut().enumerate().for_each(|(t, out)| {
-            out.clear();
-            for r in regions * t / threads..regions * (t + 1) / threads {
-                let base = (r as u64) << shift;
-                for block in shares.iter().flat_map(|s| s.blocks(r)) {
-                    apply(state, i, base, block, out);
-                }
+        // Both phases are scheduled dynamically (a shared machine may slow one thread); each
+        // task appends to the buffers of the thread running it.
+        let threads = self.lists.len();
+        let own = |t: Option<usize>| t.unwrap_or(0) % threads;
+        let lists = &self.lists;
+        settled.par_chunks(GENERATE_TASK).for_each(|boards| {
+            let mut lists = lists[own(rayon::current_thread_index())]
+                .lock()
+                .expect("no round panics");
+            for &(board, won) in boards {
+                let flag = if won { WON } else { 0 };
+                board.for_each_ranked_predecessor(rules, level, |q, pred| {
+                    let u = Update {
+                        key: (q & mask) as u32 | flag,
+                        board: pred,
+                    };
+                    lists.push((q >> shift) as usize, u);
+                });
             }
         });
-        for (share, out) in self.shares.iter_mut().zip(outs) {
-            found.extend_from_slice(&out);
-            share.found = out;
+        let all: Vec<_> = self
+            .lists
+            .iter_mut()
+            .map(|l| l.get_mut().expect("no round panics"))
+            .collect();
+        let (shared, found_by) = (&all, &self.found);
+        (0..regions).into_par_iter().for_each(|r| {
+            let mut out = found_by[own(rayon::current_thread_index())]
+                .lock()
+                .expect("no round panics");
+            let base = (r as u64) << shift;
+            for block in shared.iter().flat_map(|l| l.blocks(r)) {
+                apply(state, i, base, block, &mut out);
+            }
+        });
+        for l in all {
+            l.clear();
         }
-        self.shares.par_iter_mut().for_each(Share::clear);
+        for out in &mut self.found {
+            let out = out.get_mut().expect("no round panics");
+            found.extend_from_slice(out);
+            out.clear();
+        }
+    }
+}
+
+impl Rounds {
+    /// The exits phase's stream of captures (see [`crate::exits`]) in rounds: each round
+    /// un-captures [`EXITS_ROUND`] lower positions in parallel, every thread appending each
+    /// raise, as the offset of its parent in the parent's region and the exit value in the
+    /// low byte, to its list for that region; then the raises are applied region by region,
+    /// each region by one thread, with plain loads and stores.
+    pub(crate) fn stream_exits(
+        &self,
+        stream: &CaptureStream,
+        state: &StateArray,
+        progress: &dyn Progress,
+    ) {
+        let (shift, regions) = (self.shift, self.regions);
+        let mask = (1u64 << shift) - 1;
+        let threads = rayon::current_num_threads().max(1);
+        let lists: Vec<Mutex<RegionLists<u32>>> = (0..threads)
+            .map(|_| Mutex::new(RegionLists::new(regions)))
+            .collect();
+        let size = state.len() as u64;
+        stream.run_in_slices(
+            0..size,
+            EXITS_ROUND,
+            |batch| {
+                // Each thread has its own lists: the lock is never contended.
+                let t = rayon::current_thread_index().unwrap_or(0) % threads;
+                let mut lists = lists[t].lock().expect("no raise panics");
+                for &(q, exit) in batch {
+                    let entry = ((q & mask) as u32) << 8 | u32::from(exit as u8);
+                    lists.push((q >> shift) as usize, entry);
+                }
+            },
+            || {
+                let mut all: Vec<_> = lists
+                    .iter()
+                    .map(|l| l.lock().expect("no raise panics"))
+                    .collect();
+                let shared = &all;
+                (0..regions).into_par_iter().for_each(|r| {
+                    let base = (r as u64) << shift;
+                    for block in shared.iter().flat_map(|l| l.blocks(r)) {
+                        raise_all(state, base, block);
+                    }
+                });
+                for l in &mut all {
+                    l.clear();
+                }
+            },
+            progress,
+        );
+    }
+}
+
+/// Apply the raises `block` (offsets in the region starting at index `base`, exit values in
+/// the low byte).
+#[inline]
+fn raise_all(state: &StateArray, base: u64, block: &[u32]) {
+    const AHEAD: usize = 16;
+    let index = |e: u32| (base + u64::from(e >> 8)) as usize;
+    for &e in block.iter().take(AHEAD) {
+        state.prefetch(index(e));
+    }
+    let words: &[AtomicU16] = state.words();
+    for (k, &e) in block.iter().enumerate() {
+        if let Some(&later) = block.get(k + AHEAD) {
+            state.prefetch(index(later));
+        }
+        raise_exit_owned(&words[index(e)], e as u8 as i8);
     }
 }
 
