@@ -48,8 +48,8 @@ if [ "$MAX" -lt 48 ]; then
     PER_THREAD=$(awk -v r="$RATE" -v t="$THREADS" 'BEGIN { printf "%.0f", r / t }')
     echo "(speed measured by the build above: $RATE positions/s on $THREADS threads, with depth tables)"
   else
-    PER_THREAD=3500000
-    echo "(no level was built just now; assuming 3.5M positions/s per thread, plan's default: level 27 on the development machine)"
+    PER_THREAD=4000000
+    echo "(no level was built just now; assuming 4.0M positions/s per thread, plan's default: level 27 on the development machine)"
   fi
   echo "-- values only (levels that do not fit in memory use the low-memory builder):"
   "$SOLVER" plan --max-stones 48 --threads "$THREADS" --rate-per-thread "$PER_THREAD"

@@ -103,9 +103,9 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
         /// Build speed per thread, positions per second (default: level 27 in memory on the
-        /// 2-core development machine, 6.95 M positions/s, by scripts/ab.sh; levels 0..24
+        /// 2-core development machine, 7.94 M positions/s, by scripts/ab.sh; levels 0..24
         /// run at 9.9 M/s there, larger levels somewhat slower than 27).
-        #[arg(long, default_value_t = 3.5e6)]
+        #[arg(long, default_value_t = 4.0e6)]
         rate_per_thread: f64,
         /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
         /// measured on the 2-core development machine: 0.82 on levels 0..24 with
