@@ -589,8 +589,11 @@ fn settle_in_rounds(size: u64) -> bool {
 
 /// Levels larger than this settle in rounds: level 25 (546 M positions, 1 GiB of state) and
 /// up. On the development machine (2 cores, 32 MiB of last-level cache), alternated runs of
-/// one level settled level 23 in 17.3–18.3 s depth first and 21.0 s in rounds, level 24 in
-/// 29.8–31.8 s and 28.8–29.6 s, and level 27 in 97–104 s and 86–87 s.
+/// one level settled, depth first against in rounds: level 23 in 17.3–18.3 s against 21.0 s;
+/// level 24 in 29.8–31.8 s against 28.8–29.6 s, and in another hour 23.4–23.7 s against
+/// 26.8–27.0 s; level 25 in 37.3–44.9 s against 40.9–41.7 s (the whole level 56.2–64.1 s
+/// against 60.0–60.1 s); level 27 in 97–104 s against 86–92 s. Depth first varies with the
+/// machine's state far more than rounds do; from level 25 on, rounds are never slower.
 const ROUNDS_ABOVE: u64 = 400_000_000;
 
 /// The per-position state a settling step updates, whatever its representation.
