@@ -275,11 +275,10 @@ impl<'a> LevelBuilder<'a> {
             progress.advance(words.len() as u64);
         });
         let forward_seconds = meter.seconds();
-        let words = self.state.words();
         if let Some(rounds) = &self.rounds {
             rounds.stream_exits(stream, &self.state, progress);
         } else {
-            self.stream_exits(stream, words, progress);
+            self.stream_exits(stream, progress);
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
@@ -292,7 +291,8 @@ impl<'a> LevelBuilder<'a> {
     }
 
     /// The stream of phase 1, each batch of raises touched first so that their misses overlap.
-    fn stream_exits(&self, stream: &CaptureStream, words: &[AtomicU16], progress: &dyn Progress) {
+    fn stream_exits(&self, stream: &CaptureStream, progress: &dyn Progress) {
+        let words = self.state.words();
         stream.run(
             0..self.level.size(),
             |batch| {
@@ -356,8 +356,7 @@ impl<'a> LevelBuilder<'a> {
                         return;
                     }
                     let start = (first + c * CHUNK) as u64;
-                    let seeds = seeds.iter().map(|&s| (u32::from(s & !WON), s & WON != 0));
-                    let mut stack = seed_boards(&self.level, start, seeds);
+                    let mut stack = seed_boards(&self.level, start, seeds.iter().map(seed_entry));
                     let count = stack.len() as u64
                         + propagate(&*self, &self.level, self.rules, i, &mut stack);
                     progress.advance(count);
@@ -393,10 +392,7 @@ impl<'a> LevelBuilder<'a> {
                     .into_par_iter()
                     .map(|c| {
                         let start = (first + c * CHUNK) as u64;
-                        let chunk = seeds[c]
-                            .iter()
-                            .map(|&s| (u32::from(s & !WON), s & WON != 0));
-                        seed_boards(&self.level, start, chunk)
+                        seed_boards(&self.level, start, seeds[c].iter().map(seed_entry))
                     })
                     .collect();
                 stack.extend(boards.into_iter().flatten());
@@ -845,6 +841,12 @@ pub(crate) fn settle_seeds(i: i8, words: &mut [u16]) -> Vec<u16> {
         }
     }
     seeds
+}
+
+/// A seed as [`settle_seeds`] returns it, as (offset in its chunk, won).
+#[inline]
+fn seed_entry(&s: &u16) -> (u32, bool) {
+    (u32::from(s & !WON), s & WON != 0)
 }
 
 /// `is_seed` as 0 or 1, in 16-bit arithmetic only (for vectorised scans).

@@ -203,22 +203,19 @@ impl Rounds {
                 });
             }
         });
-        let all: Vec<_> = self
+        let mut all: Vec<_> = self
             .lists
             .iter_mut()
             .map(|l| l.get_mut().expect("no round panics"))
             .collect();
-        let (shared, found_by) = (&all, &self.found);
-        (0..regions).into_par_iter().for_each(|r| {
+        let found_by = &self.found;
+        by_region(&all, regions, shift, |base, block| {
             let mut out = found_by[own(rayon::current_thread_index())]
                 .lock()
                 .expect("no round panics");
-            let base = (r as u64) << shift;
-            for block in shared.iter().flat_map(|l| l.blocks(r)) {
-                apply(state, i, base, block, &mut out);
-            }
+            apply(state, i, base, block, &mut out);
         });
-        for l in all {
+        for l in &mut all {
             l.clear();
         }
         for out in &mut self.found {
@@ -227,9 +224,7 @@ impl Rounds {
             out.clear();
         }
     }
-}
 
-impl Rounds {
     /// The exits phase's stream of captures (see [`crate::exits`]) in rounds: each round
     /// un-captures [`EXITS_ROUND`] lower positions in parallel, every thread appending each
     /// raise, as the offset of its parent in the parent's region and the exit value in the
@@ -265,12 +260,8 @@ impl Rounds {
                     .iter()
                     .map(|l| l.lock().expect("no raise panics"))
                     .collect();
-                let shared = &all;
-                (0..regions).into_par_iter().for_each(|r| {
-                    let base = (r as u64) << shift;
-                    for block in shared.iter().flat_map(|l| l.blocks(r)) {
-                        raise_all(state, base, block);
-                    }
+                by_region(&all, regions, shift, |base, block| {
+                    raise_all(state, base, block)
                 });
                 for l in &mut all {
                     l.clear();
@@ -281,41 +272,66 @@ impl Rounds {
     }
 }
 
+/// Hand `f` every block of every thread's lists (`lists`, one per thread), region by region
+/// in parallel, with the index the region starts at: all the blocks of one region go to one
+/// task, so `f` owns the region's state words meanwhile.
+fn by_region<T: Copy + Sync, L: std::ops::Deref<Target = RegionLists<T>> + Sync>(
+    lists: &[L],
+    regions: usize,
+    shift: u32,
+    f: impl Fn(u64, &[T]) + Sync,
+) {
+    (0..regions).into_par_iter().for_each(|r| {
+        for block in lists.iter().flat_map(|l| l.blocks(r)) {
+            f((r as u64) << shift, block);
+        }
+    });
+}
+
+/// Call `f` with each entry of `list` in order, having called `prefetch` with the entry
+/// [`AHEAD`] places later, so that its state arrives while the entries before it are used.
+#[inline]
+fn prefetched<T>(list: &[T], prefetch: impl Fn(&T), mut f: impl FnMut(&T)) {
+    for e in list.iter().take(AHEAD) {
+        prefetch(e);
+    }
+    for (k, e) in list.iter().enumerate() {
+        if let Some(later) = list.get(k + AHEAD) {
+            prefetch(later);
+        }
+        f(e);
+    }
+}
+
+/// Entries between a prefetch and its use (see [`prefetched`]).
+const AHEAD: usize = 16;
+
 /// Apply the raises `block` (offsets in the region starting at index `base`, exit values in
 /// the low byte).
 #[inline]
 fn raise_all(state: &StateArray, base: u64, block: &[u32]) {
-    const AHEAD: usize = 16;
-    let index = |e: u32| (base + u64::from(e >> 8)) as usize;
-    for &e in block.iter().take(AHEAD) {
-        state.prefetch(index(e));
-    }
+    let index = |e: &u32| (base + u64::from(e >> 8)) as usize;
     let words: &[AtomicU16] = state.words();
-    for (k, &e) in block.iter().enumerate() {
-        if let Some(&later) = block.get(k + AHEAD) {
-            state.prefetch(index(later));
-        }
-        raise_exit_owned(&words[index(e)], e as u8 as i8);
-    }
+    prefetched(
+        block,
+        |e| state.prefetch(index(e)),
+        |e| raise_exit_owned(&words[index(e)], *e as u8 as i8),
+    );
 }
 
 /// Apply `list`, the updates of one region (starting at index `base`), pushing onto `found`
 /// the predecessors they settle.
 #[inline]
 fn apply<S: Settle>(state: &S, i: i8, base: u64, list: &[Update], found: &mut Vec<(Board, bool)>) {
-    /// Updates between a prefetch and its use.
-    const AHEAD: usize = 16;
     let index = |u: &Update| base + u64::from(u.key & !WON);
-    for u in list.iter().take(AHEAD) {
-        state.prefetch(index(u));
-    }
-    for (k, u) in list.iter().enumerate() {
-        if let Some(later) = list.get(k + AHEAD) {
-            state.prefetch(index(later));
-        }
-        let won = u.key & WON != 0;
-        if state.update_owned(index(u), i, won) {
-            found.push((u.board, !won));
-        }
-    }
+    prefetched(
+        list,
+        |u| state.prefetch(index(u)),
+        |u| {
+            let won = u.key & WON != 0;
+            if state.update_owned(index(u), i, won) {
+                found.push((u.board, !won));
+            }
+        },
+    );
 }
