@@ -214,6 +214,70 @@ struct StreamKernel {
     active: bool,
     /// The step.
     step: i8,
+    /// Whether every word is run through the kernel: the first step, which sets `exit_ok` of
+    /// the positions without an exit (see [`may_change`]).
+    every_word: bool,
+}
+
+/// One in each of the twelve 5-bit codes of a packed word.
+const CODES_01: u64 = {
+    let mut x = 0;
+    let mut k = 0;
+    while k < PER_WORD {
+        x |= 1 << (BITS as u64 * k);
+        k += 1;
+    }
+    x
+};
+
+/// Whether [`stream_word`] can change a word at this step; false means it would return the
+/// word unchanged, with no seeds and nothing to write, so the stream skips it. About two
+/// thirds of the words a step streams are such, and this test costs a fifth of the kernel.
+///
+/// After the first step, an unsettled position's code is as the stream left it at the
+/// previous step, so the kernel changes it only at the steps its exit decides something:
+/// a win at step `exit` (a seed), `exit_ok` at step `−exit` (and, if its counter is already
+/// 0, a loss). Unsettled positions have no exit above the step (they would have been won), and
+/// `exit_ok` is sticky. So a word can change only where a code is one the previous step
+/// settled (its value to write) or an exit byte is `±step`. Positions without an exit get
+/// their `exit_ok` at the first step, which runs the kernel on every word. Settled positions'
+/// bytes may match too (at worst a word is run needlessly); the values written earlier are
+/// `±j` for steps `j` ≥ `step + 2`, which never match.
+///
+/// Propagation from other chunks may change the word meanwhile, but only by settling at this
+/// step or by lowering a counter, neither of which the kernel would undo or act on.
+#[inline(always)]
+fn may_change(old: u64, bytes: &[u8; 12], k: &StreamKernel) -> bool {
+    if k.every_word {
+        return true;
+    }
+    // Codes done[0] and done[1] = done[0] + 1 (done[0] even): 0 or 1 after the xor, so zero
+    // in bits 1..5. A 5-bit lane is nonzero when its low 4 bits plus 0xf, or the lane itself,
+    // reach bit 4 (no carry leaves the lane: 0xe + 0xf < 0x20).
+    let x = (old ^ (u64::from(k.done[0]) * CODES_01)) & (0x1e * CODES_01);
+    let nonzero = (((x & (0xf * CODES_01)) + 0xf * CODES_01) | x) & (0x10 * CODES_01);
+    if nonzero != 0x10 * CODES_01 {
+        return true;
+    }
+    if !k.active {
+        return false;
+    }
+    // Any byte equal to the step or to its negation: a zero byte after the xor.
+    let has_zero_64 = |x: u64| x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+    let has_zero_32 = |x: u32| x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080;
+    let lo = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let hi = u32::from_le_bytes(bytes[8..].try_into().expect("4 bytes"));
+    let (plus, minus) = (k.step as u8, (-k.step) as u8);
+    let (p64, m64) = (
+        u64::from(plus) * 0x0101_0101_0101_0101,
+        u64::from(minus) * 0x0101_0101_0101_0101,
+    );
+    let (p32, m32) = (
+        u32::from(plus) * 0x0101_0101,
+        u32::from(minus) * 0x0101_0101,
+    );
+    (has_zero_64(lo ^ p64) | has_zero_64(lo ^ m64)) != 0
+        || (has_zero_32(hi ^ p32) | has_zero_32(hi ^ m32)) != 0
 }
 
 /// The stream's work on one packed word (12 codes) and its 12 disk bytes (the exits of
@@ -395,12 +459,20 @@ impl<'a> LowMemoryBuilder<'a> {
     /// what the exits phase cost.
     pub fn solve(&self, progress: &dyn Progress) -> Result<ExitsStats, TableError> {
         let n = self.level.seeds();
+        let t = std::time::Instant::now();
         let exits = self.compute_exits(progress)?;
+        let exits_seconds = t.elapsed().as_secs_f64();
         progress.phase("settle", self.level.size());
         for i in (1..=n as i8).rev() {
             self.stream_step(Some(i), progress)?;
         }
         self.stream_step(None, progress)?;
+        if std::env::var_os("AWARI_TIMINGS").is_some() {
+            eprintln!(
+                "level {n}: exits {exits_seconds:.2} s, settle {:.2} s",
+                t.elapsed().as_secs_f64() - exits_seconds
+            );
+        }
         Ok(exits)
     }
 
@@ -416,9 +488,12 @@ impl<'a> LowMemoryBuilder<'a> {
             self.level.size() + passes * self.stream.positions(),
         );
         let mut exits: Vec<AtomicI8> = Vec::new();
+        let mut forward_seconds = 0.0;
         for b in 0..passes {
             let bucket = self.bucket_range(b);
+            let t = std::time::Instant::now();
             self.forward_bucket(bucket.clone(), &mut exits, progress);
+            forward_seconds += t.elapsed().as_secs_f64();
             let lo = bucket.start;
             self.stream.run(
                 bucket.clone(),
@@ -435,6 +510,13 @@ impl<'a> LowMemoryBuilder<'a> {
                 progress,
             );
             self.write_bucket(bucket, &exits)?;
+        }
+        if std::env::var_os("AWARI_TIMINGS").is_some() {
+            eprintln!(
+                "level {}: forward pass {forward_seconds:.2} s, stream and write {:.2} s",
+                self.level.seeds(),
+                meter.seconds() - forward_seconds
+            );
         }
         Ok(meter.finish(&self.stream, passes as u32))
     }
@@ -536,6 +618,7 @@ impl<'a> LowMemoryBuilder<'a> {
             // The last pass (no step) only writes the values of step 1.
             active: i.is_some(),
             step: i.unwrap_or(1),
+            every_word: i == Some(self.level.seeds() as i8),
         };
         // Whole words: a short last chunk's buffer is padded with zeros (code 0 and exit 0,
         // which no step changes).
@@ -551,9 +634,9 @@ impl<'a> LowMemoryBuilder<'a> {
             let bytes: &mut [u8; 12] = bytes.try_into().expect("12 bytes");
             let word = &self.state.words()[first + w];
             let mut old = word.load(Relaxed);
-            if old & ALL_DONE == ALL_DONE {
+            if old & ALL_DONE == ALL_DONE || !may_change(old, bytes, &kernel) {
                 // All 12 settled at earlier steps (codes 18, 19: bits 4 and 1 set, which no
-                // other code has both of): nothing to do.
+                // other code has both of), or nothing to do at this step.
                 continue;
             }
             loop {
@@ -706,6 +789,7 @@ mod tests {
                 values: [prev as u8, (-prev) as u8],
                 active: round % 7 != 0,
                 step,
+                every_word: false,
             };
             let mut word = 0u64;
             let mut bytes = [0u8; 12];
@@ -740,5 +824,89 @@ mod tests {
             }
             assert_eq!(new >> 60, 0);
         }
+    }
+
+    /// A word the stream skips is one the kernel leaves unchanged, on random words in the
+    /// states the previous steps leave: unsettled positions with `exit_ok` as of the previous
+    /// step (and never a zero counter with it set), positions settled earlier with their
+    /// values written, at the previous step (values to write) or at this one.
+    #[test]
+    fn skipped_words_are_unchanged() {
+        let mut rng = awari_db::SplitMix64(13);
+        let (mut skipped, mut run) = (0, 0);
+        for round in 0..300_000 {
+            let last_pass = round % 5 == 0;
+            let step = if last_pass {
+                1
+            } else {
+                1 + rng.below(47) as i8
+            };
+            let prev = if last_pass { 1 } else { step + 1 };
+            let kernel = StreamKernel {
+                done: [new_code(prev, true) as u8, new_code(prev, false) as u8],
+                values: [prev as u8, (-prev) as u8],
+                active: !last_pass,
+                step,
+                every_word: false,
+            };
+            // Mostly unsettled positions and earlier values, so that many words are skipped.
+            let rare = 1 + rng.below(40);
+            let mut word = 0u64;
+            let mut bytes = [0u8; 12];
+            for (j, b) in bytes.iter_mut().enumerate() {
+                let exit = |rng: &mut awari_db::SplitMix64| match rng.below(6) {
+                    0 => NO_EXIT,
+                    1 => -step,
+                    2 => step - 1,
+                    _ => rng.below(97) as i8 - 48,
+                };
+                let (code, byte) = match rng.below(rare) {
+                    // Settled at the previous step, or at this one (by propagation).
+                    0 => (new_code(prev, rng.below(2) == 0), exit(&mut rng) as u8),
+                    1 if !last_pass => (new_code(step, rng.below(2) == 0), exit(&mut rng) as u8),
+                    k if k % 2 == 0 => {
+                        // Settled earlier, its value ±j written (j ≥ prev + 1).
+                        let j = (prev + 1 + rng.below(48) as i8).min(48);
+                        let win = rng.below(2) == 0;
+                        let value = if win { j } else { -j };
+                        (DONE_WIN + u64::from(!win), value as u8)
+                    }
+                    _ => {
+                        // Unsettled: no exit above the step (it would have won), exit_ok as
+                        // of the previous step, never a zero counter with exit_ok set.
+                        let mut e = exit(&mut rng);
+                        if !last_pass && e != NO_EXIT && e > step {
+                            e = step;
+                        }
+                        if last_pass && e != NO_EXIT && e >= 1 {
+                            e = 0;
+                        }
+                        let exit_ok = e == NO_EXIT || e <= -prev;
+                        let counter = if exit_ok {
+                            1 + rng.below(6)
+                        } else {
+                            rng.below(7)
+                        };
+                        (2 * counter + u64::from(exit_ok), e as u8)
+                    }
+                };
+                word |= code << (BITS as usize * j);
+                *b = byte;
+            }
+            if may_change(word, &bytes, &kernel) {
+                run += 1;
+                continue;
+            }
+            skipped += 1;
+            assert_eq!(
+                stream_word(word, bytes, &kernel),
+                (word, 0, None),
+                "step {step}, codes {word:#x}, bytes {bytes:?}"
+            );
+        }
+        assert!(
+            skipped > 30_000 && run > 30_000,
+            "skipped {skipped}, run {run}"
+        );
     }
 }
