@@ -272,9 +272,9 @@ impl Level {
         let start = range.start.min(end);
         Boards {
             next: if start < end {
-                Some(self.unrank(start))
+                pack(&self.unrank(start).pits())
             } else {
-                None
+                0
             },
             remaining: end - start,
         }
@@ -284,7 +284,14 @@ impl Level {
 /// The board following `b` in index order within its level, or `None` after the last.
 #[inline]
 pub fn successor(b: &Board) -> Option<Board> {
-    successor_packed(pack(&b.pits())).map(|x| Board::from_pits(unpack(x)))
+    let mut pits = b.pits();
+    if pits[0] > 0 {
+        // One seed from pit 0 to pit 1: the opponent row, and so the level, stay as they were.
+        pits[0] -= 1;
+        pits[1] += 1;
+        return Some(Board::from_pits(pits));
+    }
+    successor_packed(pack(&pits)).map(|x| Board::from_pits(unpack(x)))
 }
 
 /// [`successor`] on a packed board: one lexicographic step, then, if that filled the
@@ -319,7 +326,8 @@ fn step_packed(x: Packed) -> Option<Packed> {
 /// Iterator over a range of a level, in index order (see [`Level::boards`]).
 #[derive(Clone, Debug)]
 pub struct Boards {
-    next: Option<Board>,
+    /// The next board, packed (meaningless once `remaining` is 0).
+    next: Packed,
     remaining: u64,
 }
 
@@ -331,12 +339,18 @@ impl Iterator for Boards {
         if self.remaining == 0 {
             return None;
         }
-        let b = self.next?;
+        let x = self.next;
         self.remaining -= 1;
         if self.remaining > 0 {
-            self.next = successor(&b);
+            // Most steps move one seed from pit 0 to pit 1 (both the mover's: the opponent
+            // row, and so the level, stay as they were).
+            self.next = if x & 0xff != 0 {
+                x + 0xff
+            } else {
+                successor_packed(x).expect("a successor within the level's size")
+            };
         }
-        Some(b)
+        Some(Board::from_pits(unpack(x)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

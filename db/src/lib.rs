@@ -31,7 +31,7 @@ pub use board::{Board, MAX_SEEDS, PITS};
 pub use dir::{depth_path, level_exists, level_path, DbError, Levels};
 pub use error::{BoardError, ParseRulesError, TableError};
 pub use index::{all_boards, binomial, level_size, successor, Level};
-pub use moves::{sow_only, Move, MoveList, Outcome};
+pub use moves::{sow_only, Move, MoveList, Outcome, QuietMoves};
 pub use random::SplitMix64;
 pub use rules::Rules;
 pub use table::{

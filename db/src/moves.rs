@@ -406,9 +406,24 @@ impl Board {
 /// position with any capture takes the full count.
 #[inline]
 fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
+    combine_quiet(quiet_part::<0, 6>(x), rules)
+}
+
+/// The fast count's verdict from its sum over all six pits: `(quiet, captures)`.
+#[inline(always)]
+fn combine_quiet((quiet, captures): (u8, bool), rules: Rules) -> Option<u8> {
+    (quiet > 0 && !(captures && rules == Rules::Abapa)).then_some(quiet)
+}
+
+/// The moves from pits `FROM..TO` in [`quiet_moves_fast`]: how many are legal and capture
+/// nothing, and whether any captures. A move from pit `h` ≥ 2 depends on pits 2..11 only: its
+/// seeds, the opponent pit its last seed lands in, and whether the opponent row is empty.
+#[inline(always)]
+fn quiet_part<const FROM: usize, const TO: usize>(x: Packed) -> (u8, bool) {
     let opponent_seeds = x & OPPONENT_ROW != 0;
     let (mut quiet, mut captures) = (0u8, false);
-    for (h, row) in SOW.iter().enumerate() {
+    for (k, row) in SOW[FROM..TO].iter().enumerate() {
+        let h = FROM + k;
         let s = usize::from(pit(x, h));
         let entry = row[s];
         let last = (entry >> 120) as usize;
@@ -418,7 +433,52 @@ fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
         captures |= played & capture;
         quiet += u8::from(played & !capture & (opponent_seeds | (s + h > 5)));
     }
-    (quiet > 0 && !(captures && rules == Rules::Abapa)).then_some(quiet)
+    (quiet, captures)
+}
+
+/// [`Board::quiet_moves`] for boards visited in index order (the builder's forward pass):
+/// consecutive boards mostly differ in pits 0 and 1 only, so the moves from pits 2..5 are
+/// counted once per run of boards sharing pits 2..11.
+#[derive(Clone, Debug)]
+pub struct QuietMoves {
+    /// Pits 2..11 of the board the cached part was counted for (pits 0 and 1 zeroed; all ones
+    /// before the first board, which no board matches).
+    key: Packed,
+    /// The moves from pits 2..5 of that board: (quiet, captures), as [`quiet_part`].
+    part: (u8, bool),
+}
+
+impl Default for QuietMoves {
+    fn default() -> QuietMoves {
+        QuietMoves::new()
+    }
+}
+
+impl QuietMoves {
+    /// A counter with nothing cached.
+    pub fn new() -> QuietMoves {
+        QuietMoves {
+            key: Packed::MAX,
+            part: (0, false),
+        }
+    }
+
+    /// `board.quiet_moves(rules)`.
+    #[inline]
+    pub fn count(&mut self, board: &Board, rules: Rules) -> Result<u8, i8> {
+        let x = pack(&board.pits());
+        let key = x & !0xffff;
+        if key != self.key {
+            self.key = key;
+            self.part = quiet_part::<2, 6>(x);
+        }
+        let low = quiet_part::<0, 2>(x);
+        let sum = (low.0 + self.part.0, low.1 | self.part.1);
+        match combine_quiet(sum, rules) {
+            Some(quiet) => Ok(quiet),
+            None => board.quiet_moves(rules),
+        }
+    }
 }
 
 /// Un-sow the child `child` (packed, from its mover's side) in every way that a legal,

@@ -118,3 +118,26 @@ fn random_ranks_in_large_levels() {
         assert_eq!(last.pits()[11], n as u8);
     }
 }
+
+/// `boards` steps through long runs of every level in index order: each board ranks one
+/// above the last (the step that moves a seed from pit 0 to pit 1, and the general one).
+#[test]
+fn boards_in_order_across_large_levels() {
+    let mut rng = Rng(8);
+    for _ in 0..400 {
+        let n = 1 + rng.below(48) as u32;
+        let level = Level::new(n);
+        let start = rng.below(level.size());
+        let end = (start + 3000).min(level.size());
+        let mut count = 0;
+        for (k, board) in level.boards(start..end).enumerate() {
+            assert_eq!(
+                level.rank(&board),
+                Some(start + k as u64),
+                "level {n}: {board}"
+            );
+            count += 1;
+        }
+        assert_eq!(count, end - start);
+    }
+}

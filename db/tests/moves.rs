@@ -2,7 +2,7 @@
 
 mod common;
 
-use awari_db::{Board, Outcome, Rules};
+use awari_db::{Board, Level, Outcome, QuietMoves, Rules};
 use common::pits_of;
 
 fn b(p: [u8; 12]) -> Board {
@@ -217,6 +217,33 @@ fn quiet_moves_agree_with_outcome() {
         for _ in 0..100_000 {
             let n = rng.below(49) as u32;
             check(rng.board(n), rules);
+        }
+    }
+}
+
+/// `QuietMoves`, which reuses the moves from pits 2..5 across consecutive boards, counts as
+/// `quiet_moves` on every board of levels 0..12 in index order, and on runs of boards from
+/// random places in every level up to 48, in every rule set.
+#[test]
+fn quiet_moves_in_index_order() {
+    let mut rng = awari_db::SplitMix64(5);
+    for rules in Rules::ALL {
+        let mut runs: Vec<(u32, u64, u64)> =
+            (0..=12).map(|n| (n, 0, Level::new(n).size())).collect();
+        for _ in 0..300 {
+            let n = 13 + rng.below(36) as u32;
+            let start = rng.below(Level::new(n).size());
+            runs.push((n, start, start + 2000));
+        }
+        for (n, start, end) in runs {
+            let mut counter = QuietMoves::new();
+            for board in Level::new(n).boards(start..end) {
+                assert_eq!(
+                    counter.count(&board, rules),
+                    board.quiet_moves(rules),
+                    "{rules}: {board}"
+                );
+            }
         }
     }
 }

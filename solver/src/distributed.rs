@@ -43,7 +43,7 @@ use std::time::Instant;
 use awari_db::table::tmp_path;
 use awari_db::{
     level_exists, level_path, level_size, Board, Content, DbError, Expect, Header, Level, Levels,
-    Rules, SharedTable, Table,
+    QuietMoves, Rules, SharedTable, Table,
 };
 use rayon::prelude::*;
 
@@ -241,8 +241,9 @@ impl Slice<'_> {
     ) {
         self.chunks().for_each(|(start, words)| {
             let boards = self.level.boards(start..start + words.len() as u64);
+            let mut counter = QuietMoves::new();
             for (word, board) in words.iter().zip(boards) {
-                let (exit, quiet) = forward(&board, self.rules);
+                let (exit, quiet) = forward(&board, self.rules, &mut counter);
                 word.store(unsettled(exit, quiet), Relaxed);
             }
             progress.advance(words.len() as u64);

@@ -28,7 +28,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use awari_db::{level_exists, Access, Board, Level, Levels, Rules, Table};
+use awari_db::{level_exists, Access, Board, Level, Levels, QuietMoves, Rules, Table};
 use rayon::prelude::*;
 
 use crate::level::{Progress, NO_EXIT};
@@ -57,10 +57,11 @@ pub fn lower_positions(n: u32) -> u64 {
 
 /// The exit state of a position that reads no lower level: `(terminal value, 0)` for a
 /// finished game, else `(NO_EXIT, number of non-capturing moves)`; the capture exits are
-/// folded in afterwards by [`CaptureStream`].
+/// folded in afterwards by [`CaptureStream`]. `counter` keeps what consecutive boards share:
+/// visit boards in index order (one counter per run of boards).
 #[inline]
-pub(crate) fn forward(board: &Board, rules: Rules) -> (i8, u8) {
-    match board.quiet_moves(rules) {
+pub(crate) fn forward(board: &Board, rules: Rules, counter: &mut QuietMoves) -> (i8, u8) {
+    match counter.count(board, rules) {
         Err(value) => (value, 0),
         Ok(quiet) => (NO_EXIT, quiet),
     }

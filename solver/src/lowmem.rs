@@ -39,7 +39,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
 
-use awari_db::{level_size, Level, Levels, Rules, TableError};
+use awari_db::{level_size, Level, Levels, QuietMoves, Rules, TableError};
 use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
@@ -546,12 +546,13 @@ impl<'a> LowMemoryBuilder<'a> {
         chunks(bucket).for_each(|(start, end)| {
             // A chunk owns whole words: build each from its 12 codes (counter, exit_ok 0).
             let mut boards = self.level.boards(start..end);
+            let mut counter = QuietMoves::new();
             let first = ((start - self.range.start) / PER_WORD) as usize;
             for (w, group) in (start..end).step_by(PER_WORD as usize).enumerate() {
                 let mut word = 0u64;
                 for (k, q) in (group..(group + PER_WORD).min(end)).enumerate() {
                     let board = boards.next().expect("chunk inside the level");
-                    let (exit, quiet) = forward(&board, self.rules);
+                    let (exit, quiet) = forward(&board, self.rules, &mut counter);
                     exits[(q - lo) as usize].store(exit, Relaxed);
                     word |= (2 * u64::from(quiet)) << (BITS as u64 * k as u64);
                 }
