@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use awari_db::{Level, Rules};
+use awari_db::{Level, QuietMoves, Rules};
 
 fn measure(name: &str, positions: u64, mut f: impl FnMut() -> u64) {
     let mut best = f64::INFINITY;
@@ -62,6 +62,19 @@ fn main() {
                 boards
                     .iter()
                     .map(|b| u64::from(b.quiet_moves(rules).unwrap_or(0)))
+                    .sum()
+            },
+        );
+    }
+    for rules in Rules::ALL {
+        measure(
+            &format!("quiet moves in index order ({rules})"),
+            count,
+            || {
+                let mut counter = QuietMoves::new();
+                boards
+                    .iter()
+                    .map(|b| u64::from(counter.count(b, rules).unwrap_or(0)))
                     .sum()
             },
         );

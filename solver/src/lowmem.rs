@@ -64,6 +64,8 @@ fn new_code(i: i8, win: bool) -> u64 {
 }
 /// Positions per streaming chunk (a multiple of 12, so chunks own whole words): 768 KiB on disk.
 const CHUNK: u64 = PER_WORD << 16;
+/// Chunks the table writer decodes in parallel before handing them on in order (12 MiB).
+const WRITE_CHUNKS: u64 = 16;
 
 /// Most stream passes the exits phase makes: the exit bytes of at least 1/8 of the level are
 /// held in RAM at once.
@@ -134,13 +136,6 @@ impl Packed {
     #[inline]
     fn words(&self) -> &[AtomicU64] {
         self.array.words()
-    }
-
-    #[inline]
-    fn get(&self, q: u64) -> u64 {
-        let r = q - self.base;
-        (self.words()[(r / PER_WORD) as usize].load(Relaxed) >> (BITS as u64 * (r % PER_WORD)))
-            & MASK
     }
 
     /// Replace the code of `q` by `f(code)` (None: leave it) atomically; returns the old code
@@ -504,7 +499,7 @@ impl<'a> LowMemoryBuilder<'a> {
                     }
                     std::hint::black_box(touch);
                     for &(q, exit) in batch {
-                        exits[(q - lo) as usize].fetch_max(exit, Relaxed);
+                        Self::raise(&exits, lo, q, exit);
                     }
                 },
                 progress,
@@ -711,8 +706,13 @@ impl<'a> LowMemoryBuilder<'a> {
     }
 
     /// Raise the exit byte of `q` (in `bucket`, whose bytes are `exits`) to `exit`.
+    /// A plain load first, so that a raise that changes nothing costs no locked instruction.
+    #[inline]
     pub(crate) fn raise(exits: &[AtomicI8], bucket_start: u64, q: u64, exit: i8) {
-        exits[(q - bucket_start) as usize].fetch_max(exit, Relaxed);
+        let byte = &exits[(q - bucket_start) as usize];
+        if byte.load(Relaxed) < exit {
+            byte.fetch_max(exit, Relaxed);
+        }
     }
 
     /// The last pass, after step 1 (see [`LowMemoryBuilder::stream_step`]).
@@ -721,28 +721,46 @@ impl<'a> LowMemoryBuilder<'a> {
             .map(|_| ())
     }
 
-    /// Stream the values, in index order, to `sink`, and count wins, draws and losses.
+    /// Stream the values, in index order, to `sink`, and count wins, draws and losses. Blocks
+    /// of [`WRITE_CHUNKS`] chunks are read and decoded in parallel, then handed on in order.
     pub fn write_values(
         &self,
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
     ) -> Result<LevelCounts, TableError> {
-        let size = self.range.end;
         let mut counts = LevelCounts::default();
         let mut start = self.range.start;
-        while start < size {
-            let end = (start + CHUNK).min(size);
-            let mut buf = vec![0u8; (end - start) as usize];
-            self.read(start, &mut buf)?;
-            for (k, byte) in buf.iter_mut().enumerate() {
-                if self.state.get(start + k as u64) < SETTLED {
-                    *byte = 0; // never settled: an endless cycle, a draw
-                }
-                counts.add(*byte as i8);
+        while start < self.range.end {
+            let end = (start + WRITE_CHUNKS * CHUNK).min(self.range.end);
+            let block: Vec<(Vec<u8>, LevelCounts)> = chunks(start..end)
+                .map(|(s, e)| self.values_of_chunk(s, e))
+                .collect::<Result<_, _>>()?;
+            for (values, c) in block {
+                sink(&values)?;
+                counts = counts.merge(c);
             }
-            sink(&buf)?;
             start = end;
         }
         Ok(counts)
+    }
+
+    /// The values of positions `start..end` (a whole chunk of this builder's range) and their
+    /// counts: the disk byte of settled positions, 0 for the others (never settled: an endless
+    /// cycle, a draw).
+    fn values_of_chunk(&self, start: u64, end: u64) -> Result<(Vec<u8>, LevelCounts), TableError> {
+        let mut values = vec![0u8; (end - start) as usize];
+        self.read(start, &mut values)?;
+        let first = ((start - self.range.start) / PER_WORD) as usize;
+        let mut counts = LevelCounts::default();
+        for (w, bytes) in values.chunks_mut(PER_WORD as usize).enumerate() {
+            let word = self.state.words()[first + w].load(Relaxed);
+            for (k, byte) in bytes.iter_mut().enumerate() {
+                if (word >> (BITS as usize * k)) & MASK < SETTLED {
+                    *byte = 0;
+                }
+                counts.add(*byte as i8);
+            }
+        }
+        Ok((values, counts))
     }
 }
 
