@@ -108,10 +108,9 @@ enum Command {
         #[arg(long, default_value_t = 4.0e6)]
         rate_per_thread: f64,
         /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
-        /// measured on the 2-core development machine: 0.82 on levels 0..24 with
-        /// scripts/ab.sh LOWMEM=1, and on level 28 with scripts/bench.sh, page cache dropped
-        /// first).
-        #[arg(long, default_value_t = 0.82)]
+        /// measured on the 2-core development machine: 0.88 on levels 0..24 with
+        /// scripts/ab.sh LOWMEM=1, 0.93 on level 27 alone).
+        #[arg(long, default_value_t = 0.88)]
         low_memory_ratio: f64,
         /// Plan for depth tables too (`build --depth`).
         #[arg(long)]
