@@ -74,13 +74,7 @@ impl<W: AtomicWord> StateArray<W> {
     pub(crate) fn prefetch(&self, q: usize) {
         let word = &self.words()[q];
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is only a hint: it never faults, and it reads or writes nothing
-        // the program can observe. The address is that of a word of this map (bounds checked
-        // above), which lives as long as `self`.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(word).cast::<i8>());
-        }
+        prefetch_line(word);
         #[cfg(not(target_arch = "x86_64"))]
         std::hint::black_box(word.load_relaxed());
     }
@@ -96,4 +90,19 @@ impl StateArray<AtomicU16> {
         // excludes every other borrow of the map (atomic views included) for the slice's life.
         unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u16>(), self.len) }
     }
+}
+
+/// Start loading the cache line holding `x` without waiting for it (a prefetch instruction,
+/// which retires at once; nothing where the processor has none).
+#[inline]
+pub(crate) fn prefetch_line<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, and it reads or writes nothing the
+    // program can observe. The address is that of a live reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }

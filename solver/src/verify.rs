@@ -224,6 +224,8 @@ impl Group {
                 for m in moves.iter() {
                     let seeds = children.seeds - u32::from(m.captures);
                     let (table, idx) = children.locate(&m.child, seeds);
+                    // Its miss then overlaps the move generation of the rest of the group.
+                    crate::state::prefetch_line(&table.data()[idx as usize]);
                     located[n] = (Some(table), idx);
                     n += 1;
                 }
@@ -232,7 +234,7 @@ impl Group {
             self.outcomes.push(outcome);
         }
         self.first_child.push(n);
-        // Independent loads: the processor overlaps their cache misses.
+        // Independent loads, each prefetched when located: their cache misses overlap.
         self.values.clear();
         self.values.extend(
             located[..n]
