@@ -284,14 +284,7 @@ impl Level {
 /// The board following `b` in index order within its level, or `None` after the last.
 #[inline]
 pub fn successor(b: &Board) -> Option<Board> {
-    let mut pits = b.pits();
-    if pits[0] > 0 {
-        // One seed from pit 0 to pit 1: the opponent row, and so the level, stay as they were.
-        pits[0] -= 1;
-        pits[1] += 1;
-        return Some(Board::from_pits(pits));
-    }
-    successor_packed(pack(&pits)).map(|x| Board::from_pits(unpack(x)))
+    successor_packed(pack(&b.pits())).map(|x| Board::from_pits(unpack(x)))
 }
 
 /// [`successor`] on a packed board: one lexicographic step, then, if that filled the
@@ -300,6 +293,11 @@ pub fn successor(b: &Board) -> Option<Board> {
 /// which empties pit 6).
 #[inline]
 fn successor_packed(x: Packed) -> Option<Packed> {
+    if x & 0xff != 0 {
+        // Most steps move one seed from pit 0 to pit 1 (both the mover's: the opponent row,
+        // and so the level, stay as they were).
+        return Some(x + 0xff);
+    }
     let x = step_packed(x)?;
     if zero_bytes(x) & OPPONENT_ROW == 0 {
         // Seeds in pits 0..6: the seven low bytes summed by one multiply (at most 48 each,
@@ -342,13 +340,7 @@ impl Iterator for Boards {
         let x = self.next;
         self.remaining -= 1;
         if self.remaining > 0 {
-            // Most steps move one seed from pit 0 to pit 1 (both the mover's: the opponent
-            // row, and so the level, stay as they were).
-            self.next = if x & 0xff != 0 {
-                x + 0xff
-            } else {
-                successor_packed(x).expect("a successor within the level's size")
-            };
+            self.next = successor_packed(x).expect("a successor within the level's size");
         }
         Some(Board::from_pits(unpack(x)))
     }

@@ -242,34 +242,9 @@ impl Board {
     /// moves that capture nothing (those whose children stay in the same level).
     pub fn quiet_moves(&self, rules: Rules) -> Result<u8, i8> {
         let x = pack(&self.pits());
-        if let Some(quiet) = quiet_moves_fast(x, rules) {
-            return Ok(quiet);
-        }
-        let n = self.seeds() as i8;
-        if x & !OPPONENT_ROW == 0 {
-            return Err(-n);
-        }
-        let opponent_empty = x & OPPONENT_ROW == 0;
-        let (mut legal, mut quiet) = (false, 0u8);
-        for h in 0..6 {
-            if pit(x, h) == 0 {
-                continue;
-            }
-            let s = sow(x, h);
-            let captures = match rules {
-                Rules::Awari if s.eradicates() => continue,
-                Rules::Awari => s.captured,
-                _ if opponent_empty && !s.feeds() => continue,
-                Rules::Abapa if s.captured > 0 && s.eradicates() => 0, // a grand slam
-                _ => s.captured,
-            };
-            legal = true;
-            quiet += u8::from(captures == 0);
-        }
-        if legal {
-            Ok(quiet)
-        } else {
-            Err(n)
+        match quiet_moves_fast(x, rules) {
+            Some(quiet) => Ok(quiet),
+            None => quiet_moves_sown(x, self.seeds() as i8, rules),
         }
     }
 
@@ -398,6 +373,36 @@ impl Board {
     }
 }
 
+/// [`Board::quiet_moves`] by sowing every move: the full count, for the positions
+/// [`quiet_moves_fast`] leaves undecided (`x` packed, `n` its seeds).
+fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
+    if x & !OPPONENT_ROW == 0 {
+        return Err(-n);
+    }
+    let opponent_empty = x & OPPONENT_ROW == 0;
+    let (mut legal, mut quiet) = (false, 0u8);
+    for h in 0..6 {
+        if pit(x, h) == 0 {
+            continue;
+        }
+        let s = sow(x, h);
+        let captures = match rules {
+            Rules::Awari if s.eradicates() => continue,
+            Rules::Awari => s.captured,
+            _ if opponent_empty && !s.feeds() => continue,
+            Rules::Abapa if s.captured > 0 && s.eradicates() => 0, // a grand slam
+            _ => s.captured,
+        };
+        legal = true;
+        quiet += u8::from(captures == 0);
+    }
+    if legal {
+        Ok(quiet)
+    } else {
+        Err(n)
+    }
+}
+
 /// [`Board::quiet_moves`] without sowing, when it finds a legal non-capturing move (else
 /// `None`, and the full count decides): a move of `s` seeds from pit `h` captures nothing when
 /// its last seed (`SOW[h][s]`) does not make an opponent pit 2 or 3, and is then legal when
@@ -476,7 +481,7 @@ impl QuietMoves {
         let sum = (low.0 + self.part.0, low.1 | self.part.1);
         match combine_quiet(sum, rules) {
             Some(quiet) => Ok(quiet),
-            None => board.quiet_moves(rules),
+            None => quiet_moves_sown(x, board.seeds() as i8, rules),
         }
     }
 }
