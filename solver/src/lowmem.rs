@@ -257,22 +257,21 @@ fn may_change(old: u64, bytes: &[u8; 12], k: &StreamKernel) -> bool {
     if !k.active {
         return false;
     }
-    // Any byte equal to the step or to its negation: a zero byte after the xor.
-    let has_zero_64 = |x: u64| x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
-    let has_zero_32 = |x: u32| x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080;
-    let lo = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
-    let hi = u32::from_le_bytes(bytes[8..].try_into().expect("4 bytes"));
-    let (plus, minus) = (k.step as u8, (-k.step) as u8);
-    let (p64, m64) = (
-        u64::from(plus) * 0x0101_0101_0101_0101,
-        u64::from(minus) * 0x0101_0101_0101_0101,
-    );
-    let (p32, m32) = (
-        u32::from(plus) * 0x0101_0101,
-        u32::from(minus) * 0x0101_0101,
-    );
-    (has_zero_64(lo ^ p64) | has_zero_64(lo ^ m64)) != 0
-        || (has_zero_32(hi ^ p32) | has_zero_32(hi ^ m32)) != 0
+    // Any exit byte equal to the step or to its negation: a zero lane after the xor (the
+    // borrow test, exact for "any zero lane" whatever the bytes hold).
+    use awari_db::packed::{BYTES_01 as B01, BYTES_80 as B80};
+    let exit = byte_lanes(bytes);
+    let any_zero = |x: u128| x.wrapping_sub(B01) & !x & B80 != 0;
+    any_zero(exit ^ (u128::from(k.step as u8) * B01))
+        || any_zero(exit ^ (u128::from((-k.step) as u8) * B01))
+}
+
+/// Twelve bytes as the twelve low byte lanes of a `u128` (the other four 0).
+#[inline(always)]
+fn byte_lanes(bytes: &[u8; 12]) -> u128 {
+    let mut b16 = [0u8; 16];
+    b16[..12].copy_from_slice(bytes);
+    u128::from_le_bytes(b16)
 }
 
 /// The stream's work on one packed word (12 codes) and its 12 disk bytes (the exits of
@@ -295,9 +294,7 @@ fn stream_word(old: u64, bytes: [u8; 12], k: &StreamKernel) -> (u64, u32, Option
     let select = |m: u128, a: u128, b: u128| (a & spread(m)) | (b & !spread(m));
     let code = u128::from(unpack_codes(old & ((1 << 30) - 1)))
         | (u128::from(unpack_codes(old >> 30)) << 48);
-    let mut b16 = [0u8; 16];
-    b16[..12].copy_from_slice(&bytes);
-    let exit = u128::from_le_bytes(b16);
+    let exit = byte_lanes(&bytes);
     // u = exit + 128 (NO_EXIT: 0), then the others less 64: 16..=112.
     let u = exit ^ B80;
     let no_exit = !(((u & B7F) + B7F) | u) & B80;
