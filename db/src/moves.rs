@@ -358,6 +358,42 @@ impl Board {
         });
     }
 
+    /// The index in `level` (the level of `self`) of the child of every legal move of `self`
+    /// that captures nothing: `f(index)`, in pit order. These are the moves
+    /// [`Board::quiet_moves`] counts (under `abapa` a grand slam is one of them); nothing for a
+    /// terminal position. Such a child is always indexed: the pit played is empty in its
+    /// opponent row.
+    ///
+    /// The two-bit builder's loss test reads the children's states through this, instead of
+    /// keeping a counter per position.
+    #[inline]
+    pub fn for_each_ranked_quiet_child(&self, rules: Rules, level: &Level, mut f: impl FnMut(u64)) {
+        let x = pack(&self.pits());
+        if x & !OPPONENT_ROW == 0 {
+            return;
+        }
+        let opponent_empty = x & OPPONENT_ROW == 0;
+        for h in 0..6 {
+            if pit(x, h) == 0 {
+                continue;
+            }
+            let s = sow(x, h);
+            let child = match rules {
+                Rules::Awari if s.eradicates() || s.captured > 0 => continue,
+                Rules::Awari => s.after,
+                _ if opponent_empty && !s.feeds() => continue,
+                // A grand slam under abapa captures nothing.
+                Rules::Abapa if s.captured > 0 && s.eradicates() => s.sown,
+                _ if s.captured > 0 => continue,
+                _ => s.after,
+            };
+            let q = level
+                .rank_packed(rotate_packed(child))
+                .expect("the pit played is empty in the child's opponent row");
+            f(q);
+        }
+    }
+
     /// The un-captures as a vector (see [`Board::for_each_uncapture`]).
     pub fn uncaptures(&self, rules: Rules, captures: u8) -> Vec<(Board, u8)> {
         let mut v = Vec::new();

@@ -590,8 +590,9 @@ fn read_prefix(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Rename the synced `tmp` over `path` and sync the directory, so the new name survives a
-/// crash (the last step of every table writer).
-fn rename_into_place(tmp: &Path, path: &Path) -> Result<(), TableError> {
+/// crash (the last step of every table writer, and of the two-bit builder, whose work file
+/// becomes its table in place).
+pub fn rename_into_place(tmp: &Path, path: &Path) -> Result<(), TableError> {
     fs::rename(tmp, path).map_err(io_err(path))?;
     if let Some(dir) = path.parent() {
         let dir = if dir.as_os_str().is_empty() {

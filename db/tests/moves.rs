@@ -247,3 +247,40 @@ fn quiet_moves_in_index_order() {
         }
     }
 }
+
+/// `for_each_ranked_quiet_child` gives the index of the child of every legal move that
+/// captures nothing, in pit order, as `outcome` and `rank` do: every board of up to 10 seeds
+/// and random boards up to 48, in every rule set (the two-bit builder's loss test).
+#[test]
+fn ranked_quiet_children_agree_with_outcome() {
+    let check = |board: Board, rules: Rules| {
+        let level = Level::new(board.seeds());
+        let want: Vec<u64> = match board.outcome(rules) {
+            Outcome::Terminal(_) => Vec::new(),
+            Outcome::Moves(m) => m
+                .iter()
+                .filter(|m| m.captures == 0)
+                .map(|m| level.rank(&m.child).expect("a child is indexed"))
+                .collect(),
+        };
+        let mut got = Vec::new();
+        board.for_each_ranked_quiet_child(rules, &level, |q| got.push(q));
+        assert_eq!(got, want, "{rules}: {board}");
+    };
+    let mut checked = 0u64;
+    for rules in Rules::ALL {
+        for n in 0..=10 {
+            let mut pits = [0u8; 12];
+            common::for_all_boards(&mut pits, 0, n, &mut |board| {
+                check(board, rules);
+                checked += 1;
+            });
+        }
+        let mut rng = awari_db::SplitMix64(17);
+        for _ in 0..100_000 {
+            let n = rng.below(49) as u32;
+            check(rng.board(n), rules);
+        }
+    }
+    assert!(checked > 3 * 300_000, "{checked}");
+}

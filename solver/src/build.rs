@@ -14,6 +14,7 @@ use crate::exits::ExitsStats;
 use crate::level::{memory_needed, LevelBuilder, LevelCounts, Progress};
 use crate::lowmem::{self, LowMemoryBuilder};
 use crate::sys;
+use crate::twobit::{self, Stage, TwoBit};
 
 /// Why a build stopped.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +52,17 @@ pub enum BuildError {
         needed: u64,
         /// Bytes allowed.
         available: u64,
+    },
+    /// The disk filled up while a level was being built (its progress so far is kept when the
+    /// algorithm checkpoints).
+    #[error("level {level}: the disk is full ({}); free space in it and run the build again{}", path.display(), if *resumable { ", which resumes the level at its last checkpoint" } else { "" })]
+    DiskFull {
+        /// The level.
+        level: u32,
+        /// The file being written.
+        path: PathBuf,
+        /// Whether the level's progress is kept (the two-bit algorithm).
+        resumable: bool,
     },
     /// The disk cannot hold the level's table.
     #[error("level {level} needs {} of disk in {} but only {} is free", sys::human(*needed), dir.display(), sys::human(*free))]
@@ -110,6 +122,21 @@ pub enum Mode {
     InMemory,
     /// 0.67 bytes of RAM per position, exits and values streamed from disk (see [`crate::lowmem`]).
     LowMemory,
+    /// 0.25 bytes of RAM per position (under 0.33 in all), no counters, a checkpoint at every
+    /// step: resumes inside a level (see [`crate::twobit`]).
+    TwoBit,
+}
+
+impl Mode {
+    /// The name `--mode` and the summary use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::InMemory => "memory",
+            Mode::LowMemory => "low-memory",
+            Mode::TwoBit => "two-bit",
+        }
+    }
 }
 
 /// One line of the build summary.
@@ -134,6 +161,21 @@ pub struct LevelReport {
     /// What its exits phase cost: time, and bytes read from the lower levels (`None` when
     /// kept).
     pub exits: Option<ExitsStats>,
+    /// Bytes it read and wrote, as requested (not only page-cache misses): the lower levels
+    /// once per exits pass, work and checkpoint files, and the table (`None` when kept).
+    pub io: Option<LevelIo>,
+    /// Where this run resumed the level, and how many times it was resumed in all (two-bit
+    /// mode only; `None`: built from the start in one run).
+    pub resumed: Option<(Stage, u32)>,
+}
+
+/// Bytes a level's build read and wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelIo {
+    /// Bytes read: the lower levels (once per exits pass) and the work files.
+    pub read: u64,
+    /// Bytes written: the work files and the table.
+    pub written: u64,
 }
 
 impl LevelReport {
@@ -149,6 +191,8 @@ impl LevelReport {
             mode: None,
             peak_anon: None,
             exits: None,
+            io: None,
+            resumed: None,
         }
     }
 }
@@ -195,6 +239,8 @@ pub fn build(
         let _ = std::fs::remove_file(tmp_path(&depth_path(&opts.dir, n)));
         let have_depth = !opts.depth || levels.depth_table(n).is_some();
         if let (Some(_), true) = (levels.get(n), have_depth) {
+            // A kill between a two-bit level's rename and the removal of its checkpoint.
+            twobit::remove_work_files(&opts.dir, n);
             // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
             // of GB, and a summary is no reason to read them).
             let r = LevelReport::kept(n);
@@ -207,15 +253,24 @@ pub fn build(
         let sampler = sys::AnonPeak::start();
         let start = Instant::now();
         progress.level(n, level_size(n));
+        if mode != Mode::TwoBit {
+            // Left by an earlier two-bit attempt at this level.
+            twobit::remove_work_files(&opts.dir, n);
+        }
+        let budget = opts.memory.or_else(sys::memory_available);
+        let threads = rayon::current_num_threads();
         let built = match mode {
             Mode::LowMemory => {
-                let budget = opts.memory.or_else(sys::memory_available);
-                let bucket = lowmem::exit_bucket(n, rayon::current_num_threads(), budget);
+                let bucket = lowmem::exit_bucket(n, threads, budget);
                 build_level_low_memory(&opts.dir, n, opts.rules, &levels, bucket, progress)?
+            }
+            Mode::TwoBit => {
+                let bucket = twobit::exit_bucket(n, threads, budget);
+                build_level_two_bit(&opts.dir, n, opts.rules, &levels, bucket, progress)?
             }
             _ => build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?,
         };
-        let seconds = start.elapsed().as_secs_f64();
+        let seconds = built.seconds.unwrap_or_else(|| start.elapsed().as_secs_f64());
         let expect = |content| Expect {
             rules: Some(opts.rules),
             seeds: Some(n),
@@ -238,6 +293,8 @@ pub fn build(
             mode: Some(mode),
             peak_anon: sampler.finish(),
             exits: Some(built.exits),
+            io: Some(built.io),
+            resumed: built.resumed,
         };
         on_level(&r);
         reports.push(r);
@@ -254,6 +311,21 @@ pub struct BuiltLevel {
     pub max_depth: Option<u16>,
     /// What the exits phase cost.
     pub exits: ExitsStats,
+    /// Bytes read and written.
+    pub io: LevelIo,
+    /// Seconds over every run of a resumed level (`None`: this run's time is the level's).
+    pub seconds: Option<f64>,
+    /// Where this run resumed, and the resumes in all.
+    pub resumed: Option<(Stage, u32)>,
+}
+
+/// The I/O of a level built without work files: the lower levels once per exits pass, and
+/// the table (and depth table) written once.
+fn plain_io(n: u32, exits: &ExitsStats, extra_written: u64) -> LevelIo {
+    LevelIo {
+        read: exits.lower_bytes * u64::from(exits.passes),
+        written: level_size(n) + extra_written,
+    }
 }
 
 /// Solve level `n` and write it atomically into `dir` (values, and depths with `keep_depth`:
@@ -270,8 +342,10 @@ pub fn build_level(
     let (deepest, exits) = builder.solve(progress)?;
     progress.phase("write", level_size(n));
     let mut max_depth = None;
+    let mut depth_bytes = 0;
     if keep_depth {
         let width = if deepest <= u16::from(u8::MAX) { 1 } else { 2 };
+        depth_bytes = level_size(n) * u64::from(width);
         let mut w = TableWriter::create(depth_path(dir, n), Header::depth(rules, n, width))?;
         builder.write_depths(width, |d| w.write(d))?;
         w.finish()?;
@@ -282,6 +356,9 @@ pub fn build_level(
         counts,
         max_depth,
         exits,
+        io: plain_io(n, &exits, depth_bytes),
+        seconds: None,
+        resumed: None,
     })
 }
 
@@ -318,36 +395,82 @@ pub fn build_level_low_memory(
     let exits = builder.solve(progress)?;
     progress.phase("write", level_size(n));
     let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
+    let (read, written) = builder.work_io();
+    let io = plain_io(n, &exits, written);
     Ok(BuiltLevel {
         counts,
         max_depth: None,
         exits,
+        io: LevelIo {
+            read: io.read + read,
+            written: io.written,
+        },
+        seconds: None,
+        resumed: None,
+    })
+}
+
+/// Solve level `n` with the two-bit algorithm, its exits in buckets of `bucket` positions
+/// (see [`twobit::exit_bucket`]), resuming from its checkpoint in `dir` if it has one; the
+/// work file becomes the table.
+pub fn build_level_two_bit(
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+    lower: &Levels,
+    bucket: u64,
+    progress: &dyn Progress,
+) -> Result<BuiltLevel, BuildError> {
+    let full = |e: TableError| match e {
+        TableError::Io { path, source } if source.raw_os_error() == Some(28) => {
+            BuildError::DiskFull {
+                level: n,
+                path,
+                resumable: true,
+            }
+        }
+        e => e.into(),
+    };
+    let builder = TwoBit::open(dir, n, rules, lower, bucket)?;
+    let r = builder.run(progress).map_err(full)?;
+    Ok(BuiltLevel {
+        counts: r.counts,
+        max_depth: None,
+        exits: r.exits,
+        io: LevelIo {
+            read: r.exits.lower_bytes * u64::from(r.exits.passes) + r.bytes_read,
+            written: r.bytes_written,
+        },
+        seconds: Some(r.seconds),
+        resumed: r.resumed,
     })
 }
 
 /// Pick the algorithm for level `n` and check that memory and disk suffice for it.
 fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildError> {
     let budget = opts.memory.or_else(sys::memory_available);
+    let threads = rayon::current_num_threads();
     let in_memory = memory_needed(n, opts.depth);
-    let low = lowmem::memory_needed(n, rayon::current_num_threads());
+    let low = lowmem::memory_needed(n, threads);
+    let two_bit = twobit::memory_needed(n, threads);
     let fits = |need: u64| budget.is_none_or(|b| need <= b);
     let mode = match opts.mode {
-        Mode::InMemory => Mode::InMemory,
-        Mode::LowMemory => Mode::LowMemory,
         Mode::Auto if fits(in_memory) => Mode::InMemory,
-        Mode::Auto => Mode::LowMemory,
+        Mode::Auto if fits(low) || opts.depth => Mode::LowMemory,
+        Mode::Auto => Mode::TwoBit,
+        m => m,
     };
-    if mode == Mode::LowMemory && opts.depth {
+    if mode != Mode::InMemory && opts.depth {
         return Err(BuildError::DepthNeedsMemory {
             level: n,
             needed: in_memory,
             available: budget.unwrap_or(0),
         });
     }
-    let needed = if mode == Mode::InMemory {
-        in_memory
-    } else {
-        low
+    let needed = match mode {
+        Mode::InMemory => in_memory,
+        Mode::LowMemory => low,
+        _ => two_bit,
     };
     if !fits(needed) {
         return Err(BuildError::Memory {
@@ -358,12 +481,15 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
         });
     }
     let depth_bytes = if opts.depth { 2 * level_size(n) } else { 0 };
-    let work = if mode == Mode::LowMemory {
-        lowmem::disk_needed(n)
-    } else {
-        0
+    let [work_file, ..] = twobit::work_paths(dir, n);
+    let (table, work) = match mode {
+        Mode::LowMemory => (level_size(n), lowmem::disk_needed(n)),
+        // The work file becomes the table; a resumed level has it already.
+        Mode::TwoBit if work_file.exists() => (0, twobit::disk_needed(n)),
+        Mode::TwoBit => (level_size(n), twobit::disk_needed(n)),
+        _ => (level_size(n), 0),
     };
-    let disk = level_size(n) + depth_bytes + work + 2 * awari_db::table::HEADER_LEN as u64;
+    let disk = table + depth_bytes + work + 2 * awari_db::table::HEADER_LEN as u64;
     if let Some(free) = sys::disk_free(dir) {
         if disk > free {
             return Err(BuildError::Disk {

@@ -850,6 +850,8 @@ pub fn build_distributed(
                 lower_bytes: crate::exits::lower_positions(n),
                 passes: 1,
             }),
+            io: None,
+            resumed: None,
         };
         on_level(&r, Some(&built));
         reports.push(r);

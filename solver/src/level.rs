@@ -120,6 +120,8 @@ pub trait Progress: Sync {
     fn phase(&self, name: &str, total: u64);
     /// `k` more units are done.
     fn advance(&self, k: u64);
+    /// What the current phase is doing now (e.g. which settling step), shown beside it.
+    fn message(&self, _msg: &str) {}
 }
 
 /// Progress that reports nothing.

@@ -16,6 +16,7 @@ mod rounds;
 mod state;
 pub mod stats;
 pub mod sys;
+pub mod twobit;
 pub mod verify;
 
 pub use build::{build, BuildError, BuildOptions, LevelReport};

@@ -359,6 +359,9 @@ pub struct LowMemoryBuilder<'a> {
     state: Packed,
     work: File,
     work_path: PathBuf,
+    /// Bytes read from and written to the work file.
+    work_read: AtomicU64,
+    work_written: AtomicU64,
 }
 
 /// Streaming chunks of `range` (which starts a whole number of chunks after the builder's first
@@ -427,6 +430,8 @@ impl<'a> LowMemoryBuilder<'a> {
             range,
             work,
             work_path,
+            work_read: AtomicU64::new(0),
+            work_written: AtomicU64::new(0),
         })
     }
 
@@ -436,15 +441,22 @@ impl<'a> LowMemoryBuilder<'a> {
 
     /// Read the work bytes of positions `start..` (in this builder's range).
     fn read(&self, start: u64, buf: &mut [u8]) -> Result<(), TableError> {
+        self.work_read.fetch_add(buf.len() as u64, Relaxed);
         self.work
             .read_exact_at(buf, start - self.range.start)
             .map_err(io(&self.work_path))
     }
 
     fn write(&self, start: u64, buf: &[u8]) -> Result<(), TableError> {
+        self.work_written.fetch_add(buf.len() as u64, Relaxed);
         self.work
             .write_all_at(buf, start - self.range.start)
             .map_err(io(&self.work_path))
+    }
+
+    /// Bytes read from and written to the work file so far.
+    pub fn work_io(&self) -> (u64, u64) {
+        (self.work_read.load(Relaxed), self.work_written.load(Relaxed))
     }
 
     /// Solve the level; then [`LowMemoryBuilder::write_values`] streams the table. Returns

@@ -33,6 +33,7 @@ enum ModeArg {
     Auto,
     Memory,
     LowMemory,
+    TwoBit,
 }
 
 #[derive(Subcommand)]
@@ -59,8 +60,10 @@ enum Command {
         #[arg(long)]
         depth: bool,
         /// Level algorithm: `memory` (2 bytes of RAM per position, fastest), `low-memory`
-        /// (0.67 bytes per position, exits and values streamed from disk), or `auto`
-        /// (in memory when the level fits --memory, else low-memory). Same tables either way.
+        /// (0.67 bytes per position, exits and values streamed from disk), `two-bit` (0.25
+        /// bytes per position, under 0.33 in all, with a checkpoint at every step: a killed
+        /// build resumes inside the level), or `auto` (the first of these that fits
+        /// --memory). Same tables, byte for byte, whichever builds them.
         #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
         mode: ModeArg,
         /// Build over the ranks of an MPI job (`mpirun -n R awari-solver build --distributed`):
@@ -197,7 +200,7 @@ impl Progress for Bars {
         let b = ProgressBar::with_draw_target(Some(total), target);
         b.set_style(
             ProgressStyle::with_template(
-                "level {prefix:>2} {msg:<7} [{bar:30}] {percent:>3}% {per_sec:>14} eta {eta}",
+                "level {prefix:>2} {msg:<8} [{bar:30}] {percent:>3}% {per_sec:>14} eta {eta}",
             )
             .expect("valid template")
             .progress_chars("=> "),
@@ -211,6 +214,12 @@ impl Progress for Bars {
     fn advance(&self, k: u64) {
         if let Some(b) = self.current() {
             b.inc(k);
+        }
+    }
+
+    fn message(&self, msg: &str) {
+        if let Some(b) = self.current() {
+            b.set_message(msg.to_string());
         }
     }
 }
@@ -229,7 +238,7 @@ fn describe_start(k: u32, v: i8) -> String {
 }
 
 /// The build summary's columns: header and width (every cell is right-aligned to it).
-const COLUMNS: [(&str, usize); 16] = [
+const COLUMNS: [(&str, usize); 18] = [
     ("level", 5),
     ("positions", 15),
     ("seconds", 8),
@@ -241,6 +250,8 @@ const COLUMNS: [(&str, usize); 16] = [
     ("exits s", 8),
     ("read", 10),
     ("/lower", 6),
+    ("I/O r/pos", 9),
+    ("w/pos", 6),
     ("wins", 7),
     ("draws", 7),
     ("losses", 7),
@@ -300,17 +311,21 @@ fn print_row(r: &LevelReport) {
         exits.map_or(NONE.to_string(), |e| format!("{:.2}", e.seconds)),
         size(exits.and_then(|e| e.bytes_read)),
         read_ratio,
+        per(r.io.map(|io| io.read)),
+        per(r.io.map(|io| io.written)),
         pct(r.counts.map(|c| c.wins)),
         pct(r.counts.map(|c| c.draws)),
         pct(r.counts.map(|c| c.losses)),
         r.max_depth.map_or(NONE.to_string(), |d| d.to_string()),
-        match r.mode {
-            Some(Mode::LowMemory) => "low-memory",
-            Some(_) => "memory",
-            None => NONE,
-        }
-        .to_string(),
+        r.mode.map_or(NONE, Mode::name).to_string(),
     ]);
+    if let Some((stage, times)) = r.resumed {
+        println!(
+            "level {}: resumed at {stage} ({times} resume{} in all; the times above count each run up to its last checkpoint)",
+            r.seeds,
+            if times == 1 { "" } else { "s" }
+        );
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -337,6 +352,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     ModeArg::Auto => Mode::Auto,
                     ModeArg::Memory => Mode::InMemory,
                     ModeArg::LowMemory => Mode::LowMemory,
+                    ModeArg::TwoBit => Mode::TwoBit,
                 },
             };
             if distributed {
