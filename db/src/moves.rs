@@ -287,9 +287,21 @@ impl Board {
         level: &Level,
         mut f: impl FnMut(u64, Board),
     ) {
+        self.for_each_ranked_predecessor_pit(rules, level, |q, parent, _| f(q, parent));
+    }
+
+    /// [`Board::for_each_ranked_predecessor`] with the pit each parent played:
+    /// `f(index, parent, pit)`.
+    #[inline]
+    pub fn for_each_ranked_predecessor_pit(
+        &self,
+        rules: Rules,
+        level: &Level,
+        mut f: impl FnMut(u64, Board, u8),
+    ) {
         let child = pack(&self.pits());
         let mut unchanged: Option<Option<(u64, usize)>> = None;
-        unsow_all(child, rules, |parent, _, row_changed| {
+        unsow_all(child, rules, |parent, h, row_changed| {
             let high = if row_changed {
                 level.rank_high(parent)
             } else {
@@ -299,6 +311,7 @@ impl Board {
                 f(
                     high + level.rank_low(parent, r),
                     Board::from_pits(unpack(parent)),
+                    h as u8,
                 );
             }
         });
@@ -363,18 +376,36 @@ impl Board {
     /// [`Board::quiet_moves`] counts (under `abapa` a grand slam is one of them); nothing for a
     /// terminal position. Such a child is always indexed: the pit played is empty in its
     /// opponent row.
-    ///
-    /// The two-bit builder's loss test reads the children's states through this, instead of
-    /// keeping a counter per position.
     #[inline]
     pub fn for_each_ranked_quiet_child(&self, rules: Rules, level: &Level, mut f: impl FnMut(u64)) {
+        self.all_quiet_children(rules, level, None, |q| {
+            f(q);
+            true
+        });
+    }
+
+    /// Whether `test(index)` holds for the child of every non-capturing move of `self` (as
+    /// [`Board::for_each_ranked_quiet_child`] gives them) except the move from pit `skip`:
+    /// the children are made and ranked one at a time, in pit order, and the first that fails
+    /// ends the search.
+    ///
+    /// The two-bit builder's loss test: is every child won? It needs no counter per position,
+    /// and a failing test usually stops at the first or second child.
+    #[inline]
+    pub fn all_quiet_children(
+        &self,
+        rules: Rules,
+        level: &Level,
+        skip: Option<u8>,
+        mut test: impl FnMut(u64) -> bool,
+    ) -> bool {
         let x = pack(&self.pits());
         if x & !OPPONENT_ROW == 0 {
-            return;
+            return true;
         }
         let opponent_empty = x & OPPONENT_ROW == 0;
         for h in 0..6 {
-            if pit(x, h) == 0 {
+            if pit(x, h) == 0 || skip == Some(h as u8) {
                 continue;
             }
             let s = sow(x, h);
@@ -390,8 +421,11 @@ impl Board {
             let q = level
                 .rank_packed(rotate_packed(child))
                 .expect("the pit played is empty in the child's opponent row");
-            f(q);
+            if !test(q) {
+                return false;
+            }
         }
+        true
     }
 
     /// The un-captures as a vector (see [`Board::for_each_uncapture`]).

@@ -266,6 +266,30 @@ fn ranked_quiet_children_agree_with_outcome() {
         let mut got = Vec::new();
         board.for_each_ranked_quiet_child(rules, &level, |q| got.push(q));
         assert_eq!(got, want, "{rules}: {board}");
+        // Skipping a pit leaves out that move's child; a failing test stops the search.
+        let quiet: Vec<(u8, u64)> = board
+            .legal_moves(rules)
+            .iter()
+            .filter(|m| m.captures == 0)
+            .map(|m| (m.pit, level.rank(&m.child).unwrap()))
+            .collect();
+        for skip in 0..6u8 {
+            let mut seen = Vec::new();
+            assert!(board.all_quiet_children(rules, &level, Some(skip), |q| {
+                seen.push(q);
+                true
+            }));
+            let want: Vec<u64> = quiet.iter().filter(|m| m.0 != skip).map(|m| m.1).collect();
+            assert_eq!(seen, want, "{rules}: {board}, skip {skip}");
+        }
+        if let Some(&(_, first)) = quiet.first() {
+            let mut calls = 0;
+            assert!(!board.all_quiet_children(rules, &level, None, |q| {
+                calls += 1;
+                q != first
+            }));
+            assert_eq!(calls, 1);
+        }
     };
     let mut checked = 0u64;
     for rules in Rules::ALL {

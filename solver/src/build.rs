@@ -270,7 +270,9 @@ pub fn build(
             }
             _ => build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?,
         };
-        let seconds = built.seconds.unwrap_or_else(|| start.elapsed().as_secs_f64());
+        let seconds = built
+            .seconds
+            .unwrap_or_else(|| start.elapsed().as_secs_f64());
         let expect = |content| Expect {
             rules: Some(opts.rules),
             seeds: Some(n),

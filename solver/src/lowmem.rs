@@ -456,7 +456,10 @@ impl<'a> LowMemoryBuilder<'a> {
 
     /// Bytes read from and written to the work file so far.
     pub fn work_io(&self) -> (u64, u64) {
-        (self.work_read.load(Relaxed), self.work_written.load(Relaxed))
+        (
+            self.work_read.load(Relaxed),
+            self.work_written.load(Relaxed),
+        )
     }
 
     /// Solve the level; then [`LowMemoryBuilder::write_values`] streams the table. Returns
