@@ -164,7 +164,7 @@ fn high_bits(x: u64) -> u32 {
 #[inline]
 fn byte_masks(bytes: &[u8; 32], a: u8, b: u8, c: u8) -> (u32, u32, u32, u32) {
     const L: u64 = 0x0101_0101_0101_0101;
-    let zero = |x: u64| !((x & !(0x80 * L)) + 0x7f * L | x) & (0x80 * L);
+    let zero = |x: u64| !(((x & !(0x80 * L)) + 0x7f * L) | x) & (0x80 * L);
     let (mut f, mut ea, mut eb, mut ec) = (0, 0, 0, 0);
     for (k, eight) in bytes.chunks_exact(8).enumerate() {
         let x = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
@@ -1060,6 +1060,30 @@ impl<'a> TwoBit<'a> {
         let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
         self.io.written.fetch_add(written, Relaxed);
         rename_into_place(&tmp, &self.ckpt_path)
+    }
+}
+
+/// Where the two-bit build of level `n` in `dir` stands, from its checkpoint (`Ok(None)`: it
+/// has none). The whole checkpoint is read and checked, as a resume would.
+pub fn checkpoint_stage(dir: &Path, n: u32, rules: Rules) -> Result<Option<Stage>, String> {
+    let [work, _, ckpt, _] = work_paths(dir, n);
+    let state =
+        StateArray::new(level_size(n).div_ceil(PER_WORD) as usize).map_err(|e| e.to_string())?;
+    read_checkpoint(&ckpt, &work, n, rules, &state, &IoCount::default())
+        .map(|c| c.map(|c| c.stage))
+        .map_err(|e| e.0)
+}
+
+impl Stage {
+    /// How far along the level this is, as a number that grows as the build proceeds
+    /// (positions with exits, then one per step, then the conversion).
+    pub fn progress(self, n: u32) -> u64 {
+        let size = level_size(n);
+        match self {
+            Stage::Exits { done } => done,
+            Stage::Settle { next } => size + 1 + u64::from(n - next),
+            Stage::Convert => size + 2 + u64::from(n),
+        }
     }
 }
 

@@ -1,0 +1,235 @@
+//! The two-bit algorithm writes the in-memory algorithm's tables, byte for byte: every level
+//! up to 20 under the three rule sets, with exits in many buckets, and a build killed with
+//! SIGKILL again and again resumes to the same bytes, leaving no file behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use awari_db::{level_exists, level_path, level_size, Levels, Rules};
+use awari_solver::build::{build, build_level_two_bit, BuildOptions, Mode};
+use awari_solver::twobit::{checkpoint_stage, Stage};
+use awari_solver::Silent;
+
+const TOP: u32 = 20;
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-twobit-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
+fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
+    pool(threads).install(|| {
+        let opts = BuildOptions {
+            dir: dir.to_path_buf(),
+            max_stones: max,
+            rules,
+            memory: None,
+            depth: false,
+            mode,
+        };
+        build(&opts, &Silent, |_| {}).unwrap();
+    });
+}
+
+/// Levels 0..=20 built in memory, once per rule set for all the tests of this file.
+fn reference(rules: Rules) -> &'static Path {
+    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
+    DIRS[slot].get_or_init(|| {
+        let dir = temp(&format!("memory-{rules}"));
+        build_mode(&dir, 2, rules, TOP, Mode::InMemory);
+        dir
+    })
+}
+
+fn assert_level_same(a: &Path, b: &Path, n: u32) {
+    let x = std::fs::read(level_path(a, n)).unwrap();
+    let y = std::fs::read(level_path(b, n)).unwrap();
+    assert!(
+        x == y,
+        "level {n} differs between {} and {}",
+        a.display(),
+        b.display()
+    );
+}
+
+/// The files in `dir` other than the tables of levels 0..=max.
+fn extra_files(dir: &Path, max: u32) -> Vec<String> {
+    let tables: Vec<String> = (0..=max)
+        .filter(|&n| level_exists(n))
+        .map(|n| {
+            level_path(dir, n)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| !tables.contains(f))
+        .collect()
+}
+
+#[test]
+fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
+    for rules in Rules::ALL {
+        let mem = reference(rules);
+        // More threads than the CI machine's cores: streams and propagations interleave.
+        let dir = temp(&format!("two-bit-{rules}"));
+        build_mode(&dir, 3, rules, TOP, Mode::TwoBit);
+        for n in (0..=TOP).filter(|&n| level_exists(n)) {
+            assert_level_same(mem, &dir, n);
+        }
+        assert_eq!(extra_files(&dir, TOP), Vec::<String>::new(), "{rules}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Exits in buckets of one chunk (1 Mi positions): levels 15..17 take 8, 13 and 20 passes over
+/// their lower levels, each followed by a checkpoint.
+#[test]
+fn two_bit_exit_buckets_write_the_same_bytes() {
+    for rules in Rules::ALL {
+        let mem = reference(rules);
+        let dir = temp(&format!("buckets-{rules}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in (0..15).filter(|&n| level_exists(n)) {
+            std::fs::copy(level_path(mem, n), level_path(&dir, n)).unwrap();
+        }
+        for (n, passes) in [(15, 8), (16, 13), (17, 20)] {
+            let levels = Levels::open(&dir, Some(rules)).unwrap();
+            let built = pool(2)
+                .install(|| build_level_two_bit(&dir, n, rules, &levels, 1, &Silent))
+                .unwrap();
+            assert_eq!(built.exits.passes, passes, "{rules} level {n}");
+            assert!(built.resumed.is_none());
+            assert_level_same(mem, &dir, n);
+        }
+        assert_eq!(extra_files(&dir, 17), Vec::<String>::new(), "{rules}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Level 19 (50 M positions) built by the binary and killed with SIGKILL at random moments,
+/// at least twelve times and at least three times in its settling steps. After every kill the directory holds only the tables, the level's work
+/// files and at worst a half-written checkpoint's `.tmp`; the checkpoint there is whole and
+/// never further back than after the kill before. The run that finishes says it resumed and
+/// writes the in-memory table, byte for byte, and leaves no other file.
+#[test]
+fn killed_two_bit_build_resumes_to_the_same_bytes() {
+    const N: u32 = 19;
+    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let rules = Rules::Awari;
+    let mem = reference(rules);
+    let dir = temp("killed");
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in (0..N).filter(|&n| level_exists(n)) {
+        std::fs::copy(level_path(mem, n), level_path(&dir, n)).unwrap();
+    }
+    // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
+    let args = [
+        "build",
+        "--max-stones",
+        "19",
+        "--mode",
+        "two-bit",
+        "--threads",
+        "2",
+        "--memory",
+        "48M",
+        "--db",
+    ];
+    let log = dir.with_extension("stderr");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut rng = awari_db::SplitMix64(seed);
+    let allowed = [
+        "level-19.work",
+        "level-19.seeds",
+        "level-19.resume",
+        "level-19.resume.tmp",
+    ];
+    let out_path = dir.with_extension("stdout");
+    let (mut kills, mut last, mut in_settle, mut stalls) = (0, 0u64, 0, 0);
+    // Delays stretch when kills stop making progress (a loaded machine), so that the kills
+    // reach the settling steps whatever the speed.
+    let mut scale = 1.0f64;
+    let mut finished_alone = None;
+    while kills < 12 || in_settle < 3 {
+        assert!(kills < 60, "no progress after {kills} kills (seed {seed})");
+        let mut child = Command::new(bin)
+            .args(args)
+            .arg(&dir)
+            .stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let delay = ((50 + rng.below(850)) as f64 * scale) as u64;
+        std::thread::sleep(Duration::from_millis(delay));
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(
+                status.success() && kills >= 10,
+                "the build ended by itself ({status}) after {kills} kills (seed {seed}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            finished_alone = Some(std::fs::read_to_string(&out_path).unwrap());
+            break;
+        }
+        child.kill().unwrap(); // SIGKILL: no chance to clean up
+        child.wait().unwrap();
+        kills += 1;
+        for f in extra_files(&dir, N - 1) {
+            assert!(
+                allowed.contains(&f.as_str()) || f == "level-19.values",
+                "unexpected {f} after kill {kills} (seed {seed})"
+            );
+        }
+        let stage = checkpoint_stage(&dir, N, rules)
+            .unwrap_or_else(|e| panic!("kill {kills} (seed {seed}): {e}"));
+        let at = stage.map_or(0, |s| s.progress(N));
+        assert!(
+            at >= last,
+            "kill {kills}: went back from {last} to {at} (seed {seed})"
+        );
+        stalls = if at == last { stalls + 1 } else { 0 };
+        if stalls >= 2 {
+            scale *= 1.5;
+            stalls = 0;
+        }
+        last = at;
+        in_settle += usize::from(matches!(stage, Some(Stage::Settle { .. })));
+    }
+    let text = match finished_alone {
+        Some(text) => text,
+        None => {
+            let out = Command::new(bin).args(args).arg(&dir).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    assert!(text.contains("level 19: resumed at"), "{text}");
+    assert_level_same(mem, &dir, N);
+    assert_eq!(extra_files(&dir, N), Vec::<String>::new());
+    assert!(level_size(N) > 40_000_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&out_path);
+}
