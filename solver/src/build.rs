@@ -459,6 +459,9 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
     let mode = match opts.mode {
         Mode::Auto if fits(in_memory) => Mode::InMemory,
         Mode::Auto if fits(low) || opts.depth => Mode::LowMemory,
+        Mode::Auto if fits(two_bit) => Mode::TwoBit,
+        // Nothing fits: the error names the smaller need.
+        Mode::Auto if low <= two_bit => Mode::LowMemory,
         Mode::Auto => Mode::TwoBit,
         m => m,
     };

@@ -115,6 +115,10 @@ enum Command {
         /// scripts/ab.sh LOWMEM=1, 0.93 on level 27 alone).
         #[arg(long, default_value_t = 0.88)]
         low_memory_ratio: f64,
+        /// Speed of the two-bit algorithm as a fraction of the in-memory one (default:
+        /// level 28 on the 2-core development machine, scripts/bench-two-bit.sh).
+        #[arg(long, default_value_t = TWO_BIT_RATIO)]
+        two_bit_ratio: f64,
         /// Plan for depth tables too (`build --depth`).
         #[arg(long)]
         depth: bool,
@@ -168,6 +172,9 @@ enum Command {
         json: bool,
     },
 }
+
+/// `plan`'s default two-bit speed as a fraction of the in-memory speed (see its `--help`).
+const TWO_BIT_RATIO: f64 = 0.45;
 
 /// Progress bars on stderr: one per level, showing phase, positions/s and ETA.
 struct Bars {
@@ -409,6 +416,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             threads,
             rate_per_thread,
             low_memory_ratio,
+            two_bit_ratio,
             depth,
             disk,
             db,
@@ -450,6 +458,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 threads: threads.unwrap_or_else(rayon::current_num_threads),
                 rate: rate_per_thread,
                 low_ratio: low_memory_ratio,
+                two_bit_ratio,
                 bandwidth: disk_bandwidth * 1e6,
                 built: std::array::from_fn(|n| {
                     level_exists(n as u32) && level_path(&db, n as u32).exists()

@@ -6,6 +6,7 @@ use awari_db::{level_exists, level_size};
 use crate::level::memory_needed;
 use crate::lowmem;
 use crate::sys::human;
+use crate::twobit;
 
 /// What the plan assumes about the machine.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +21,8 @@ pub struct Machine {
     pub rate: f64,
     /// Low-memory speed as a fraction of the in-memory speed.
     pub low_ratio: f64,
+    /// Two-bit speed as a fraction of the in-memory speed.
+    pub two_bit_ratio: f64,
     /// Sequential disk bandwidth, bytes per second.
     pub bandwidth: f64,
     /// Levels already in the database: their disk is already used, and they take no time.
@@ -41,15 +44,25 @@ pub fn level_io(n: u32, passes: u64, low_memory: bool) -> u64 {
     lower * passes + work + size
 }
 
+/// Sequential bytes level `n` reads and writes in two-bit mode with `passes` exit buckets:
+/// the lower levels once per pass and the work file (see [`twobit::work_io`]), which becomes
+/// the table.
+pub fn two_bit_io(n: u32, passes: u64) -> u64 {
+    crate::exits::lower_positions(n) * passes + twobit::work_io(n)
+}
+
 /// A table of memory, disk, I/O and estimated time per level, with totals.
 ///
 /// Assumptions (printed with the table): each level is built in memory (2 bytes of RAM per
 /// position of the level in progress; 8 with depth tables) when that fits the memory, else
 /// with the low-memory algorithm (0.67 bytes per position while settling, plus exit bytes for
 /// as much of the level as the memory allows — the lower levels are streamed once per such
-/// bucket — and a 1-byte-per-position work file); disk is 1 byte per position for values (+2
-/// for depths); compute time = positions / (threads × rate per thread), slowed by the
-/// low-memory ratio; I/O time = the sequential bytes of [`level_io`] at the stated bandwidth,
+/// bucket — and a 1-byte-per-position work file), else with the two-bit algorithm (0.25 bytes
+/// per position and per-thread buffers; exit buckets of what the memory holds; a work file
+/// that becomes the table, streamed at every step, see [`twobit::work_io`], and two
+/// checkpoints of 0.25 bytes per position); disk is 1 byte per position for values (+2 for
+/// depths); compute time = positions / (threads × rate per thread), slowed by the
+/// low-memory or two-bit ratio; I/O time = the sequential bytes of [`level_io`] at the stated bandwidth,
 /// counted as if nothing were cached and nothing overlapped (pessimistic: the lower levels are
 /// often still in the page cache, and streaming overlaps computing). The rates are measured by
 /// `scripts/bench.sh` on the development machine; larger levels run somewhat slower per
@@ -58,11 +71,12 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut s = String::new();
     let per_sec = m.rate * m.threads as f64;
     s.push_str(&format!(
-        "plan: levels 0..{max}, {} threads at {:.2}M positions/s each ({:.1}M/s in memory, {:.0}% of that in low-memory mode), memory limit {}, disk free {}, sequential I/O at {:.0} MB/s{}\n",
+        "plan: levels 0..{max}, {} threads at {:.2}M positions/s each ({:.1}M/s in memory, {:.0}% of that in low-memory mode, {:.0}% in two-bit mode), memory limit {}, disk free {}, sequential I/O at {:.0} MB/s{}\n",
         m.threads,
         m.rate / 1e6,
         per_sec / 1e6,
         m.low_ratio * 100.0,
+        m.two_bit_ratio * 100.0,
         m.memory.map_or("unknown".into(), human),
         m.disk.map_or("unknown".into(), human),
         m.bandwidth / 1e6,
@@ -97,8 +111,10 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
         let in_memory = memory_needed(n, depth);
         let low = lowmem::memory_needed(n, m.threads);
-        let (mode, ram, compute, passes, low_mode) = if fits(in_memory) {
-            ("memory", in_memory, p as f64 / per_sec, 1, false)
+        let two_bit = twobit::memory_needed(n, m.threads);
+        let (mode, ram, compute, io, work) = if fits(in_memory) {
+            let io = level_io(n, 1, false);
+            ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
         } else if !depth && fits(low) {
             let bucket = lowmem::exit_bucket(n, m.threads, m.memory);
             let passes = p.div_ceil(bucket);
@@ -108,21 +124,33 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             } else {
                 "low-memory"
             };
-            (mode, ram, p as f64 / (per_sec * m.low_ratio), passes, true)
+            let compute = p as f64 / (per_sec * m.low_ratio);
+            let io = level_io(n, passes, true);
+            (mode.to_string(), ram, compute, io, lowmem::disk_needed(n))
+        } else if !depth && fits(two_bit) {
+            let bucket = twobit::exit_bucket(n, m.threads, m.memory);
+            let passes = p.div_ceil(bucket);
+            let ram = twobit::memory_used(n, m.threads, bucket);
+            let mode = if passes > 1 {
+                format!("two-bit, {passes} exit passes")
+            } else {
+                "two-bit".to_string()
+            };
+            let compute = p as f64 / (per_sec * m.two_bit_ratio);
+            let io = two_bit_io(n, passes);
+            (mode, ram, compute, io, twobit::disk_needed(n))
         } else {
             if first_unfit.is_none() {
                 first_unfit = Some(n);
             }
-            let ram = if depth { in_memory } else { low };
-            ("does not fit", ram, f64::NAN, 1, false)
+            let ram = if depth { in_memory } else { low.min(two_bit) };
+            ("does not fit".to_string(), ram, f64::NAN, 0, 0)
         };
-        let work = if low_mode { lowmem::disk_needed(n) } else { 0 };
         peak_work = peak_work.max(work);
         let disk_ok = m.disk.is_none_or(|free| disk_new + work <= free);
         if !disk_ok && first_no_disk.is_none() {
             first_no_disk = Some(n);
         }
-        let io = level_io(n, passes, low_mode);
         let secs = compute + io as f64 / m.bandwidth;
         if secs.is_finite() {
             secs_total += secs;
@@ -154,7 +182,7 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         human(disk_total),
         if peak_work > 0 {
             format!(
-                " (+ {} of work file while the largest low-memory level is built)",
+                " (+ {} of work files while the largest low-memory or two-bit level is built)",
                 human(peak_work)
             )
         } else {
@@ -341,6 +369,7 @@ mod tests {
             threads: 2,
             rate: 2.0e6,
             low_ratio: 0.8,
+            two_bit_ratio: 0.4,
             bandwidth: 500e6,
             built: [false; 49],
         }
@@ -422,6 +451,31 @@ mod tests {
         );
         // Level 2 reads level 0 only.
         assert_eq!(level_io(2, 1, false), 1 + level_size(2));
+    }
+
+    /// The 64 GB desktop of the two-bit algorithm: every level fits, the large ones in
+    /// two-bit mode, level 48 with its exits in several passes.
+    #[test]
+    fn the_full_game_fits_a_64_gb_desktop() {
+        let g = 1u64 << 30;
+        let desktop = Machine {
+            threads: 16,
+            bandwidth: 2000e6,
+            ..machine(64 * g, 2048 * g)
+        };
+        let plan = render(48, &desktop, false);
+        assert!(
+            !plan.contains("does not fit") && !plan.contains("disk full"),
+            "{plan}"
+        );
+        let line48 = plan
+            .lines()
+            .find(|l| l.trim_start().starts_with("48 "))
+            .unwrap();
+        assert!(line48.contains("two-bit"), "{line48}");
+        // Level 48 in two-bit mode: 0.25 bytes per position, under the 64 GiB.
+        assert!(twobit::memory_needed(48, 16) <= 64 * g);
+        assert!(twobit::memory_needed(48, 16) >= level_size(48) / 4);
     }
 
     #[test]

@@ -759,7 +759,7 @@ impl<'a> TwoBit<'a> {
             // Never matched: 0x40 is neither an exit nor a value byte.
             (0x40, 0x40, 0x40)
         };
-        let mut dirty = false;
+        let mut dirty = DirtyPages::default();
         let mut found: Vec<(u32, bool)> = Vec::new();
         let mut candidates: Vec<(u32, bool)> = Vec::new();
         let words = &self.words()[(start / PER_WORD) as usize..];
@@ -784,7 +784,9 @@ impl<'a> TwoBit<'a> {
                 let lost = low >> k & 1 == 1;
                 bytes[k] = value_byte(if lost { -prev } else { prev });
             });
-            dirty |= write != 0;
+            if write | win != 0 {
+                dirty.mark(base as usize);
+            }
             for_bits(leftover, |k| {
                 // A seed of this step whose value an interrupted run wrote (see "Resuming").
                 let v = value_of_byte(bytes[k]);
@@ -796,7 +798,6 @@ impl<'a> TwoBit<'a> {
                 bytes[k] = value_byte(i);
                 found.push((base + k as u32, true));
             });
-            dirty |= win != 0;
             for_bits(losable & !win, |k| {
                 new |= LOSABLE << (2 * k);
                 if is_neg >> k & 1 == 1 {
@@ -834,12 +835,13 @@ impl<'a> TwoBit<'a> {
                 let shift = 2 * (q % PER_WORD);
                 word.store(word.load(Relaxed) | (LOST << shift), Relaxed);
                 buf[k as usize] = value_byte(-i);
-                dirty = true;
+                dirty.mark(k as usize);
                 found.push((k, false));
             }
         }
-        if dirty {
-            self.write_work(start, &buf[..len])?;
+        for (a, b) in dirty.runs() {
+            let b = b.min(len);
+            self.write_work(start + a as u64, &buf[a..b])?;
         }
         if !found.is_empty() {
             found.sort_unstable_by_key(|&(k, _)| k);
@@ -1179,6 +1181,44 @@ fn read_checkpoint(
     }))
 }
 
+/// The 4 KiB pages of a chunk's buffer that the stream changed: only they are written back.
+#[derive(Default)]
+struct DirtyPages([u64; DirtyPages::WORDS]);
+
+impl DirtyPages {
+    const PAGE: usize = 4096;
+    const WORDS: usize = (CHUNK as usize / Self::PAGE).div_ceil(64);
+
+    #[inline]
+    fn mark(&mut self, offset: usize) {
+        let p = offset / Self::PAGE;
+        self.0[p / 64] |= 1 << (p % 64);
+    }
+
+    /// The changed byte ranges, runs of consecutive pages merged.
+    fn runs(&self) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (w, &bits) in self.0.iter().enumerate() {
+            for_bits64(bits, |k| {
+                let a = (64 * w + k) * Self::PAGE;
+                match out.last_mut() {
+                    Some(last) if last.1 == a => last.1 = a + Self::PAGE,
+                    _ => out.push((a, a + Self::PAGE)),
+                }
+            });
+        }
+        out
+    }
+}
+
+#[inline]
+fn for_bits64(mut bits: u64, mut f: impl FnMut(usize)) {
+    while bits != 0 {
+        f(bits.trailing_zeros() as usize);
+        bits &= bits - 1;
+    }
+}
+
 /// Call `f` with the index of every set bit of `bits`.
 #[inline]
 fn for_bits(mut bits: u32, mut f: impl FnMut(usize)) {
@@ -1341,6 +1381,31 @@ mod tests {
                 assert_eq!(c >> k & 1 == 1, x == NO_EXIT_BYTE);
             }
         }
+    }
+
+    #[test]
+    fn dirty_pages_merge_into_runs() {
+        let mut d = DirtyPages::default();
+        for offset in [
+            0,
+            100,
+            4096,
+            3 * 4096 + 5,
+            64 * 4096,
+            65 * 4096,
+            CHUNK as usize - 1,
+        ] {
+            d.mark(offset);
+        }
+        assert_eq!(
+            d.runs(),
+            vec![
+                (0, 2 * 4096),
+                (3 * 4096, 4 * 4096),
+                (64 * 4096, 66 * 4096),
+                (CHUNK as usize - 4096, CHUNK as usize)
+            ]
+        );
     }
 
     #[test]
