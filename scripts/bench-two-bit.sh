@@ -25,7 +25,7 @@ fi
 BASE=${BENCH_DIR:-$(mktemp -d -p "$(dirname "$(realpath "$DB")")" bench-two-bit.XXXXXX)}
 mkdir -p "$BASE"
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
-SIZE=$("$BIN" plan --max-stones "$N" --memory 1T --disk 1P --db "$BASE/none" | awk -v n="$N" '$1 == n {print $2}')
+SIZE=$("$BIN" plan --max-stones "$N" --memory 1T --disk 100T --db "$BASE/none" | awk -v n="$N" '$1 == n {print $2}')
 BUDGET=$(awk -v s="$SIZE" -v b="${B_PER_POS:-0.33}" 'BEGIN {printf "%d", s * b}')
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "== level $N ($SIZE positions) on levels 0..$((N - 1)) of $DB; two-bit under --memory $BUDGET"

@@ -399,12 +399,34 @@ impl Board {
         skip: Option<u8>,
         mut test: impl FnMut(u64) -> bool,
     ) -> bool {
+        let mut from = 0;
+        while let Some((pit, q)) = self.next_quiet_child(rules, level, from, skip) {
+            if !test(q) {
+                return false;
+            }
+            from = pit + 1;
+        }
+        true
+    }
+
+    /// The first non-capturing move of `self` from a pit `from` or later, other than `skip`:
+    /// its pit and its child's index in `level` (the level of `self`), or `None`. Stepping
+    /// `from` past each pit found visits [`Board::for_each_ranked_quiet_child`]'s children one
+    /// at a time (the two-bit builder reads each child's state a batch after ranking it).
+    #[inline]
+    pub fn next_quiet_child(
+        &self,
+        rules: Rules,
+        level: &Level,
+        from: u8,
+        skip: Option<u8>,
+    ) -> Option<(u8, u64)> {
         let x = pack(&self.pits());
         if x & !OPPONENT_ROW == 0 {
-            return true;
+            return None;
         }
         let opponent_empty = x & OPPONENT_ROW == 0;
-        for h in 0..6 {
+        for h in usize::from(from)..6 {
             if pit(x, h) == 0 || skip == Some(h as u8) {
                 continue;
             }
@@ -421,11 +443,9 @@ impl Board {
             let q = level
                 .rank_packed(rotate_packed(child))
                 .expect("the pit played is empty in the child's opponent row");
-            if !test(q) {
-                return false;
-            }
+            return Some((h as u8, q));
         }
-        true
+        None
     }
 
     /// The un-captures as a vector (see [`Board::for_each_uncapture`]).

@@ -282,6 +282,14 @@ fn ranked_quiet_children_agree_with_outcome() {
             let want: Vec<u64> = quiet.iter().filter(|m| m.0 != skip).map(|m| m.1).collect();
             assert_eq!(seen, want, "{rules}: {board}, skip {skip}");
         }
+        // One at a time: each pit found, then the next from the pit after it.
+        let mut from = 0;
+        let mut stepped = Vec::new();
+        while let Some((pit, q)) = board.next_quiet_child(rules, &level, from, None) {
+            stepped.push((pit, q));
+            from = pit + 1;
+        }
+        assert_eq!(stepped, quiet, "{rules}: {board}");
         if let Some(&(_, first)) = quiet.first() {
             let mut calls = 0;
             assert!(!board.all_quiet_children(rules, &level, None, |q| {

@@ -888,12 +888,33 @@ impl<'a> TwoBit<'a> {
     }
 
     /// Settle, depth first, everything that follows at the current step from the settled
-    /// positions on `stack` (won: true). Software-pipelined as the in-memory propagation: one batch's
-    /// predecessors are generated and prefetched while the previous batch's are updated.
+    /// positions on `stack` (won: true). Software-pipelined, each stage a batch behind the
+    /// one before, so that the cache misses of one batch overlap the work of the others: the
+    /// predecessors of a batch of settled positions are generated and their states
+    /// prefetched; those states are read (a lost child settles an unsettled predecessor as
+    /// won; a won one starts the loss test of a losable predecessor); a loss test reads one
+    /// child per batch, each ranked and prefetched a batch before it is read, and ends at the
+    /// first child not won (most do at the first).
     fn propagate(&self, stack: &mut Vec<(Board, bool)>) -> u64 {
         let mut count = 0u64;
         let mut ready: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         let mut next: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
+        // Loss tests under way: the predecessor, its board, the pit skipped (its move to the
+        // won child), and the pit and index of the child to read next.
+        let mut tests: Vec<(u64, Board, u8, u8, u64)> = Vec::with_capacity(BATCH * 8);
+        let mut next_tests: Vec<(u64, Board, u8, u8, u64)> = Vec::with_capacity(BATCH * 8);
+        // The next child of a test from pit `from` on, prefetched and queued; `false` when the
+        // test has no child left (then every child is won: the predecessor is lost).
+        let queue = |q: u64, pred: Board, skip: u8, from: u8, out: &mut Vec<_>| -> bool {
+            match pred.next_quiet_child(self.rules, &self.level, from, Some(skip)) {
+                Some((pit, c)) => {
+                    self.state.prefetch((c / PER_WORD) as usize);
+                    out.push((q, pred, skip, pit, c));
+                    true
+                }
+                None => false,
+            }
+        };
         loop {
             let k = stack.len().saturating_sub(BATCH);
             for (board, won) in stack.drain(k..) {
@@ -902,13 +923,25 @@ impl<'a> TwoBit<'a> {
                     next.push((q, pred, won, h));
                 });
             }
+            for &(q, pred, skip, pit, c) in &tests {
+                if self.code(c) == WON
+                    && !queue(q, pred, skip, pit + 1, &mut next_tests)
+                    && self.settle(q, false)
+                {
+                    self.mark_pending(q);
+                    stack.push((pred, false));
+                    count += 1;
+                }
+            }
+            tests.clear();
             for &(q, pred, child_won, h) in &ready {
                 let settled = if !child_won {
                     // A child lost: the predecessor wins.
                     self.settle(q, true)
                 } else {
+                    // The won child may have been its only one.
                     self.code(q) == LOSABLE
-                        && self.children_all_won(&pred, Some(h))
+                        && !queue(q, pred, h, 0, &mut next_tests)
                         && self.settle(q, false)
                 };
                 if settled {
@@ -919,7 +952,8 @@ impl<'a> TwoBit<'a> {
             }
             ready.clear();
             std::mem::swap(&mut ready, &mut next);
-            if ready.is_empty() && stack.is_empty() {
+            std::mem::swap(&mut tests, &mut next_tests);
+            if ready.is_empty() && tests.is_empty() && stack.is_empty() {
                 return count;
             }
         }
