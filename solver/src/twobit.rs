@@ -384,12 +384,19 @@ pub fn memory_used(n: u32, threads: usize, bucket: u64) -> u64 {
     settle_memory(n, threads).max(exits_memory(n, threads, bucket))
 }
 
-/// Positions per exit bucket within `budget` bytes (`None`: no limit, one bucket): what the
-/// exits phase's fixed parts leave, in whole chunks, between 1/16 of the level and all of it.
+/// The most the exits phase holds, in bytes per position of the level, whatever the budget:
+/// the algorithm stays under a third of a byte per position (a larger budget would only save
+/// exit passes; the low-memory algorithm is for budgets of 0.67 bytes per position).
+const EXITS_BYTES_PER_POSITION: f64 = 0.32;
+
+/// Positions per exit bucket within `budget` bytes (`None`: no limit): what the exits phase's
+/// fixed parts leave of the budget, and of [`EXITS_BYTES_PER_POSITION`], in whole chunks, and
+/// at least 1/16 of the level.
 pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
     let size = level_size(n);
     let fixed = exits_memory(n, threads, 0);
-    let left = budget.map_or(size, |b| b.saturating_sub(fixed));
+    let cap = ((size as f64 * EXITS_BYTES_PER_POSITION) as u64).max(state_bytes(n) + fixed);
+    let left = budget.map_or(cap, |b| b.min(cap)).saturating_sub(fixed);
     (left / CHUNK * CHUNK).clamp(min_bucket(n), size.div_ceil(CHUNK).max(1) * CHUNK)
 }
 
