@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod comm;
+pub mod compare;
 pub mod depth;
 pub mod distributed;
 pub mod exits;

@@ -94,6 +94,23 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         show: usize,
     },
+    /// Compare two database directories level by level, streamed: ours or raw VU `scores.N`
+    /// files, in any mix. Exits non-zero if any level differs or is in one directory only.
+    Compare {
+        /// The first directory.
+        a: PathBuf,
+        /// The second directory.
+        b: PathBuf,
+        /// Levels to compare (default: every level in either directory).
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// How many differing entries to print per level.
+        #[arg(long, default_value_t = 5)]
+        show: usize,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// What building levels 0..N takes: memory, disk and time per level, and totals.
     Plan {
         /// Plan levels 0..N.
@@ -392,6 +409,74 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 reports.len() - built.len()
             );
             print_starts(&levels, max_stones)?;
+            Ok(())
+        }
+        Command::Compare {
+            a,
+            b,
+            stones,
+            show,
+            threads,
+        } => {
+            set_threads(threads)?;
+            let bars = Bars {
+                bar: Mutex::new(None),
+                level: Mutex::new((0, 0)),
+            };
+            let (x, y) = (Levels::open(&a, None)?, Levels::open(&b, None)?);
+            let (mut bytes, start) = (0u64, std::time::Instant::now());
+            let reports = awari_solver::compare::compare(&x, &y, &stones, show, &bars, |r| {
+                use awari_solver::compare::LevelComparison as C;
+                if let Some(bar) = bars.current() {
+                    bar.finish_and_clear();
+                }
+                let rate = r.positions as f64 / r.seconds.max(1e-9) / 1e9;
+                match &r.outcome {
+                    C::Equal => {
+                        bytes += r.positions;
+                        println!(
+                            "level {:>2}: equal ({} entries, {rate:.2} GB/s)",
+                            r.level, r.positions
+                        )
+                    }
+                    C::Differ { count, first } => {
+                        bytes += r.positions;
+                        println!(
+                            "level {:>2}: {count} of {} entries differ",
+                            r.level, r.positions
+                        );
+                        for d in first {
+                            println!(
+                                "  index {}: {}  {} in {}, {} in {}",
+                                d.index,
+                                d.board,
+                                d.values.0,
+                                a.display(),
+                                d.values.1,
+                                b.display()
+                            );
+                        }
+                    }
+                    C::OnlyIn(first) => println!(
+                        "level {:>2}: only in {}",
+                        r.level,
+                        if *first { a.display() } else { b.display() }
+                    ),
+                }
+            })?;
+            let bad = reports
+                .iter()
+                .filter(|r| r.outcome != awari_solver::compare::LevelComparison::Equal)
+                .count();
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "{} levels compared, {bad} not equal; {bytes} entries in {secs:.2} s ({:.2} GB/s)",
+                reports.len(),
+                bytes as f64 / secs.max(1e-9) / 1e9
+            );
+            if bad > 0 {
+                anyhow::bail!("{bad} level(s) differ or are in one directory only");
+            }
             Ok(())
         }
         Command::Verify {
