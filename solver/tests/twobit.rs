@@ -233,3 +233,38 @@ fn killed_two_bit_build_resumes_to_the_same_bytes() {
     let _ = std::fs::remove_file(&log);
     let _ = std::fs::remove_file(&out_path);
 }
+
+/// `build --mode auto` takes the two-bit algorithm for a level that fits neither 2 bytes nor
+/// the low-memory algorithm's 0.67 bytes per position of `--memory`, and keeps under 0.33.
+#[test]
+fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
+    use awari_solver::{lowmem, twobit};
+    let rules = Rules::Awari;
+    let mem = reference(rules);
+    let dir = temp("auto");
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in (0..TOP).filter(|&n| level_exists(n)) {
+        std::fs::copy(level_path(mem, n), level_path(&dir, n)).unwrap();
+    }
+    let (two_bit, low) = (twobit::memory_needed(TOP, 2), lowmem::memory_needed(TOP, 2));
+    assert!(two_bit < low, "{two_bit} {low}");
+    let budget = (two_bit + low) / 2;
+    let opts = BuildOptions {
+        dir: dir.clone(),
+        max_stones: TOP,
+        rules,
+        memory: Some(budget),
+        depth: false,
+        mode: Mode::Auto,
+    };
+    let (_, reports) = pool(2).install(|| build(&opts, &Silent, |_| {})).unwrap();
+    let r = &reports[TOP as usize];
+    assert_eq!(r.mode, Some(Mode::TwoBit));
+    assert!(
+        r.peak_anon.unwrap() <= budget,
+        "{:?} > {budget}",
+        r.peak_anon
+    );
+    assert_level_same(mem, &dir, TOP);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
