@@ -132,6 +132,23 @@ impl Sowing {
     fn feeds(&self) -> bool {
         self.sown & OPPONENT_ROW != 0
     }
+
+    /// What `rules` make of this sowing (`opponent_empty`: the opponent's row was empty
+    /// before it): `None` when the move is illegal, else the seeds it captures and the board
+    /// after it, unrotated (DESIGN §1). Under `awari` an eradicating move is illegal here; a
+    /// position all of whose moves eradicate is terminal. Under `abapa` and `grand-slam` an
+    /// empty opponent row must be fed; under `abapa` a grand slam captures nothing, and under
+    /// `grand-slam` it captures (the child, with the opponent's row empty, is terminal).
+    #[inline]
+    fn judged(&self, rules: Rules, opponent_empty: bool) -> Option<(u8, Packed)> {
+        match rules {
+            Rules::Awari if self.eradicates() => None,
+            Rules::Awari => Some((self.captured, self.after)),
+            _ if opponent_empty && !self.feeds() => None,
+            Rules::Abapa if self.captured > 0 && self.eradicates() => Some((0, self.sown)),
+            _ => Some((self.captured, self.after)),
+        }
+    }
 }
 
 /// Sow pit `h` (which must be non-empty) of the packed board and apply the capture rule.
@@ -192,39 +209,13 @@ impl Board {
             if pit(x, h) == 0 {
                 continue;
             }
-            let s = sow(x, h);
-            let m = match rules {
-                Rules::Awari => {
-                    if s.eradicates() {
-                        continue;
-                    }
-                    Move {
-                        pit: h as u8,
-                        captures: s.captured,
-                        child: rotate(s.after),
-                    }
-                }
-                Rules::Abapa | Rules::GrandSlam => {
-                    if opponent_empty && !s.feeds() {
-                        continue;
-                    }
-                    if rules == Rules::Abapa && s.captured > 0 && s.eradicates() {
-                        // A grand slam is legal but captures nothing.
-                        Move {
-                            pit: h as u8,
-                            captures: 0,
-                            child: rotate(s.sown),
-                        }
-                    } else {
-                        // Under grand-slam a grand slam leaves the opponent without seeds:
-                        // the child is terminal (−rest), so the move is worth +n.
-                        Move {
-                            pit: h as u8,
-                            captures: s.captured,
-                            child: rotate(s.after),
-                        }
-                    }
-                }
+            let Some((captures, after)) = sow(x, h).judged(rules, opponent_empty) else {
+                continue;
+            };
+            let m = Move {
+                pit: h as u8,
+                captures,
+                child: rotate(after),
             };
             list.push(m);
         }
@@ -430,15 +421,9 @@ impl Board {
             if pit(x, h) == 0 || skip == Some(h as u8) {
                 continue;
             }
-            let s = sow(x, h);
-            let child = match rules {
-                Rules::Awari if s.eradicates() || s.captured > 0 => continue,
-                Rules::Awari => s.after,
-                _ if opponent_empty && !s.feeds() => continue,
-                // A grand slam under abapa captures nothing.
-                Rules::Abapa if s.captured > 0 && s.eradicates() => s.sown,
-                _ if s.captured > 0 => continue,
-                _ => s.after,
+            let child = match sow(x, h).judged(rules, opponent_empty) {
+                Some((0, child)) => child,
+                _ => continue,
             };
             let q = level
                 .rank_packed(rotate_packed(child))
@@ -475,13 +460,8 @@ fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
         if pit(x, h) == 0 {
             continue;
         }
-        let s = sow(x, h);
-        let captures = match rules {
-            Rules::Awari if s.eradicates() => continue,
-            Rules::Awari => s.captured,
-            _ if opponent_empty && !s.feeds() => continue,
-            Rules::Abapa if s.captured > 0 && s.eradicates() => 0, // a grand slam
-            _ => s.captured,
+        let Some((captures, _)) = sow(x, h).judged(rules, opponent_empty) else {
+            continue;
         };
         legal = true;
         quiet += u8::from(captures == 0);
