@@ -77,6 +77,7 @@ use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsStats};
 use crate::level::{seed_boards, LevelCounts, Progress, NO_EXIT};
+use crate::lowmem::LowMemoryBuilder;
 use crate::state::StateArray;
 use crate::sys;
 
@@ -302,6 +303,8 @@ pub struct TwoBit<'a> {
     work: WorkFile,
     seeds_path: PathBuf,
     ckpt_path: PathBuf,
+    /// Where the next checkpoint is written before it is renamed over `ckpt_path`.
+    ckpt_tmp: PathBuf,
     chunks: ChunkMasks,
     state: StateArray<AtomicU64>,
     io: IoCount,
@@ -490,6 +493,7 @@ impl<'a> TwoBit<'a> {
             },
             seeds_path,
             ckpt_path,
+            ckpt_tmp,
             chunks: ChunkMasks {
                 masks: ckpt.masks,
                 pending: ckpt.pending.into_iter().map(AtomicBool::new).collect(),
@@ -683,10 +687,7 @@ impl<'a> TwoBit<'a> {
                 lo..hi,
                 |batch| {
                     for &(q, exit) in batch {
-                        let byte = &exits[(q - lo) as usize];
-                        if byte.load(Relaxed) < exit {
-                            byte.fetch_max(exit, Relaxed);
-                        }
+                        LowMemoryBuilder::raise(&exits, lo, q, exit);
                     }
                 },
                 progress,
@@ -1031,11 +1032,7 @@ impl<'a> TwoBit<'a> {
     /// when `with_state`), atomically.
     fn checkpoint(&self, with_state: bool) -> Result<(), TableError> {
         self.work.file.sync_data().map_err(self.work.io())?;
-        let tmp = {
-            let mut s = self.ckpt_path.as_os_str().to_owned();
-            s.push(".tmp");
-            PathBuf::from(s)
-        };
+        let tmp = &self.ckpt_tmp;
         let io = |source| TableError::Io {
             path: tmp.clone(),
             source,
@@ -1059,7 +1056,7 @@ impl<'a> TwoBit<'a> {
             Stage::Exits { done } => done,
             _ => self.level.size(),
         };
-        let mut f = File::create(&tmp).map_err(io)?;
+        let mut f = File::create(tmp).map_err(io)?;
         f.write_all(&[0u8; CKPT_HEADER]).map_err(io)?;
         f.write_all(&body).map_err(io)?;
         let mut written = (CKPT_HEADER + body.len()) as u64;
@@ -1102,7 +1099,7 @@ impl<'a> TwoBit<'a> {
         // The checkpoint is read only on a resume: keep the page cache for the work file.
         let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
         self.io.written.fetch_add(written, Relaxed);
-        rename_into_place(&tmp, &self.ckpt_path)
+        rename_into_place(tmp, &self.ckpt_path)
     }
 }
 
