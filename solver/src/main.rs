@@ -201,6 +201,13 @@ struct Bars {
 }
 
 impl Bars {
+    fn new() -> Bars {
+        Bars {
+            bar: Mutex::new(None),
+            level: Mutex::new((0, 0)),
+        }
+    }
+
     fn current(&self) -> Option<ProgressBar> {
         self.bar.lock().expect("progress lock").clone()
     }
@@ -383,10 +390,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if distributed {
                 return build_distributed_cli(&opts, granule_shift);
             }
-            let bars = Bars {
-                bar: Mutex::new(None),
-                level: Mutex::new((0, 0)),
-            };
+            let bars = Bars::new();
             eprintln!(
                 "building levels 0..{max_stones} of {} under {rules} rules with {} threads",
                 db.display(),
@@ -420,10 +424,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             threads,
         } => {
             set_threads(threads)?;
-            let bars = Bars {
-                bar: Mutex::new(None),
-                level: Mutex::new((0, 0)),
-            };
+            let bars = Bars::new();
             let (x, y) = (Levels::open(&a, None)?, Levels::open(&b, None)?);
             let (mut bytes, start) = (0u64, std::time::Instant::now());
             let reports = awari_solver::compare::compare(&x, &y, &stones, show, &bars, |r| {
@@ -487,10 +488,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             show,
         } => {
             set_threads(threads)?;
-            let bars = Bars {
-                bar: Mutex::new(None),
-                level: Mutex::new((0, 0)),
-            };
+            let bars = Bars::new();
             if !verify(db, stones, show, &bars)? {
                 anyhow::bail!("verification failed");
             }
@@ -671,10 +669,7 @@ fn build_distributed_cli(opts: &BuildOptions, shift: u32) -> anyhow::Result<()> 
     use awari_solver::distributed::build_distributed;
     let comm = MpiComm::init().context("cannot initialise MPI")?;
     let (me, ranks) = (comm.rank(), comm.size());
-    let bars = Bars {
-        bar: Mutex::new(None),
-        level: Mutex::new((0, 0)),
-    };
+    let bars = Bars::new();
     let progress: &dyn Progress = if me == 0 {
         &bars
     } else {
