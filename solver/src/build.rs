@@ -321,12 +321,12 @@ pub struct BuiltLevel {
     pub resumed: Option<(Stage, u32)>,
 }
 
-/// The I/O of a level built without work files: the lower levels once per exits pass, and
-/// the table (and depth table) written once.
-fn plain_io(n: u32, exits: &ExitsStats, extra_written: u64) -> LevelIo {
+/// The I/O of a level: the lower levels once per exits pass and `work_read` bytes of work
+/// files read; `written` bytes written (tables and work files).
+fn level_io(exits: &ExitsStats, work_read: u64, written: u64) -> LevelIo {
     LevelIo {
-        read: exits.lower_bytes * u64::from(exits.passes),
-        written: level_size(n) + extra_written,
+        read: exits.lower_bytes * u64::from(exits.passes) + work_read,
+        written,
     }
 }
 
@@ -358,7 +358,7 @@ pub fn build_level(
         counts,
         max_depth,
         exits,
-        io: plain_io(n, &exits, depth_bytes),
+        io: level_io(&exits, 0, level_size(n) + depth_bytes),
         seconds: None,
         resumed: None,
     })
@@ -398,15 +398,11 @@ pub fn build_level_low_memory(
     progress.phase("write", level_size(n));
     let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
     let (read, written) = builder.work_io();
-    let io = plain_io(n, &exits, written);
     Ok(BuiltLevel {
         counts,
         max_depth: None,
         exits,
-        io: LevelIo {
-            read: io.read + read,
-            written: io.written,
-        },
+        io: level_io(&exits, read, level_size(n) + written),
         seconds: None,
         resumed: None,
     })
@@ -439,10 +435,8 @@ pub fn build_level_two_bit(
         counts: r.counts,
         max_depth: None,
         exits: r.exits,
-        io: LevelIo {
-            read: r.exits.lower_bytes * u64::from(r.exits.passes) + r.bytes_read,
-            written: r.bytes_written,
-        },
+        // The table is the work file: its writes are counted there.
+        io: level_io(&r.exits, r.bytes_read, r.bytes_written),
         seconds: Some(r.seconds),
         resumed: r.resumed,
     })
