@@ -1,7 +1,7 @@
 //! `compare` passes on identical directories (ours against the VU layout), finds a single
 //! flipped entry wherever it is, and says when a level is in one directory only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use awari_db::{level_exists, level_path, raw_path, Levels, Rules};
@@ -9,11 +9,8 @@ use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::compare::{compare, LevelComparison};
 use awari_solver::Silent;
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-compare-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+mod common;
+use common::temp;
 
 /// A raw VU directory of the levels of `ours`: each table's data section as `scores.N`.
 fn vu_copy(ours: &Path, max: u32, to: &Path) {

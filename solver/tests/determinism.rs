@@ -1,40 +1,19 @@
 //! Tables are byte-identical whatever the thread count, and a build killed mid-level and
 //! restarted writes the same bytes as one that was not interrupted.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use awari_db::{level_exists, level_path, Rules};
+mod common;
+
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-solver-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use common::{build_mode, temp};
 
 fn build_with_threads(dir: &Path, threads: usize, rules: Rules, max: u32) {
     build_mode(dir, threads, rules, max, Mode::InMemory);
-}
-
-fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pool.install(|| {
-        let opts = BuildOptions {
-            dir: dir.to_path_buf(),
-            max_stones: max,
-            rules,
-            memory: None,
-            depth: false,
-            mode,
-        };
-        build(&opts, &Silent, |_| {}).unwrap();
-    });
 }
 
 fn assert_same(a: &Path, b: &Path, max: u32) {

@@ -12,33 +12,16 @@ use awari_solver::build::{build, build_level_two_bit, BuildOptions, Mode};
 use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
-const TOP: u32 = 20;
+mod common;
+use common::{build_mode, temp};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-twobit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+const TOP: u32 = 20;
 
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap()
-}
-
-fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
-    pool(threads).install(|| {
-        let opts = BuildOptions {
-            dir: dir.to_path_buf(),
-            max_stones: max,
-            rules,
-            memory: None,
-            depth: false,
-            mode,
-        };
-        build(&opts, &Silent, |_| {}).unwrap();
-    });
 }
 
 /// Levels 0..=20 built in memory, once per rule set for all the tests of this file.

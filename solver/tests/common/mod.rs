@@ -1,0 +1,35 @@
+//! Helpers shared by the solver's integration tests (included with `mod common;`).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use awari_db::Rules;
+use awari_solver::build::{build, BuildOptions, Mode};
+use awari_solver::Silent;
+
+/// A fresh (removed if present) directory under the system's temporary directory, named after
+/// this process and `name`.
+pub fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-solver-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Build levels 0..=`max` of `dir` with `mode` on a pool of `threads` threads.
+pub fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let opts = BuildOptions {
+            dir: dir.to_path_buf(),
+            max_stones: max,
+            rules,
+            memory: None,
+            depth: false,
+            mode,
+        };
+        build(&opts, &Silent, |_| {}).unwrap();
+    });
+}
