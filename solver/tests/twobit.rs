@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use awari_db::{level_exists, level_path, level_size, Levels, Rules};
-use awari_solver::build::{build, build_level_two_bit, BuildOptions, Mode};
+use awari_solver::build::{build_level_two_bit, Mode};
 use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
@@ -232,21 +232,34 @@ fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
     let (two_bit, low) = (twobit::memory_needed(TOP, 2), lowmem::memory_needed(TOP, 2));
     assert!(two_bit < low, "{two_bit} {low}");
     let budget = (two_bit + low) / 2;
-    let opts = BuildOptions {
-        dir: dir.clone(),
-        max_stones: TOP,
-        rules,
-        memory: Some(budget),
-        depth: false,
-        mode: Mode::Auto,
-    };
-    let (_, reports) = pool(2).install(|| build(&opts, &Silent, |_| {})).unwrap();
-    let r = &reports[TOP as usize];
-    assert_eq!(r.mode, Some(Mode::TwoBit));
+    // The binary, so that the peak memory measured is this build's alone (the tests of this
+    // file run side by side in one process).
+    let out = Command::new(env!("CARGO_BIN_EXE_awari-solver"))
+        .args(["build", "--threads", "2", "--max-stones", "20", "--memory"])
+        .arg(budget.to_string())
+        .arg("--db")
+        .arg(&dir)
+        .output()
+        .unwrap();
     assert!(
-        r.peak_anon.unwrap() <= budget,
-        "{:?} > {budget}",
-        r.peak_anon
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row: Vec<&str> = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("20"))
+        .unwrap_or_else(|| panic!("no row for level 20: {text}"))
+        .split_whitespace()
+        .collect();
+    // level positions seconds pos/s RSS(2) B/pos anon(2) B/pos … mode
+    assert_eq!(row.last(), Some(&"two-bit"), "{text}");
+    let anon_per_position: f64 = row[9].parse().unwrap();
+    let allowed = budget as f64 / level_size(TOP) as f64;
+    assert!(
+        anon_per_position <= allowed,
+        "{anon_per_position} > {allowed} B/pos: {text}"
     );
     assert_level_same(mem, &dir, TOP);
     std::fs::remove_dir_all(&dir).unwrap();
