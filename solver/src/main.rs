@@ -36,6 +36,13 @@ enum ModeArg {
     TwoBit,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum MethodArg {
+    Auto,
+    Streamed,
+    Lookup,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Build every missing level 0..N (resumable: levels present are checked and kept).
@@ -80,6 +87,10 @@ enum Command {
     },
     /// Check every table: checksums, every entry recomputed from its children and, with
     /// depth tables, that every win and loss is realised in finitely many plies.
+    ///
+    /// Levels without a depth table are checked streamed: the level and its lower levels are
+    /// read in index order, once per bucket of accumulators that fits in --memory, so the
+    /// check runs at disk speed however large the level (no random reads into files).
     Verify {
         /// Database directory.
         #[arg(long, default_value = "awari-db")]
@@ -93,6 +104,17 @@ enum Command {
         /// How many failing entries to print per level.
         #[arg(long, default_value_t = 10)]
         show: usize,
+        /// How entries are recomputed: auto (lookup where a depth table exists, else
+        /// streamed), streamed (children un-moved into their parents in index order: no random
+        /// reads into files; values only) or lookup (each child looked up from its parent:
+        /// random reads, fast only while the tables are in the page cache; checks depths).
+        #[arg(long, value_enum, default_value = "auto")]
+        method: MethodArg,
+        /// Memory the streamed check's accumulators may use, one byte per position of a
+        /// bucket, e.g. 8G; each bucket streams the level and its lower levels once more
+        /// (default: what the machine has free).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
     },
     /// Compare two database directories level by level, streamed: ours or raw VU `scores.N`
     /// files, in any mix. Exits non-zero if any level differs or is in one directory only.
@@ -486,10 +508,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             stones,
             threads,
             show,
+            method,
+            memory,
         } => {
             set_threads(threads)?;
             let bars = Bars::new();
-            if !verify(db, stones, show, &bars)? {
+            let options = verify::VerifyOptions {
+                method: match method {
+                    MethodArg::Auto => verify::Method::Auto,
+                    MethodArg::Streamed => verify::Method::Streamed,
+                    MethodArg::Lookup => verify::Method::Lookup,
+                },
+                memory: memory.or_else(sys::memory_available),
+                keep: show,
+            };
+            if !verify(db, stones, &options, &bars)? {
                 anyhow::bail!("verification failed");
             }
             Ok(())
@@ -595,7 +628,12 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn verify(db: PathBuf, stones: Vec<u32>, show: usize, bars: &Bars) -> anyhow::Result<bool> {
+fn verify(
+    db: PathBuf,
+    stones: Vec<u32>,
+    options: &verify::VerifyOptions,
+    bars: &Bars,
+) -> anyhow::Result<bool> {
     let levels = Levels::open(&db, None)?;
     let wanted: Vec<u32> = if stones.is_empty() {
         levels.present().collect()
@@ -609,29 +647,54 @@ fn verify(db: PathBuf, stones: Vec<u32>, show: usize, bars: &Bars) -> anyhow::Re
     let mut depth_everywhere = true;
     for n in wanted {
         bars.level(n, awari_db::level_size(n));
-        let v = verify::verify_level(&levels, n, show, bars)?;
+        let start = std::time::Instant::now();
+        let read_before = sys::read_bytes();
+        let peak = sys::AnonPeak::start();
+        let v = verify::verify_level(&levels, n, options, bars)?;
+        let peak = peak.finish();
         if let Some(b) = bars.current() {
             b.finish_and_clear();
         }
+        let seconds = start.elapsed().as_secs_f64();
+        let size = awari_db::level_size(n);
+        let cost = format!(
+            "{}; {seconds:.2} s, {} positions/s{}{}",
+            match v.passes {
+                0 => "lookup".to_string(),
+                1 => "streamed, 1 pass".to_string(),
+                p => format!("streamed, {p} passes"),
+            },
+            si(size as f64 / seconds.max(1e-9)),
+            match (read_before, sys::read_bytes()) {
+                (Some(a), Some(b)) => format!(", read {}", sys::human(b.saturating_sub(a))),
+                _ => String::new(),
+            },
+            peak.map_or(String::new(), |p| format!(
+                ", peak anon {} ({:.2} B/pos)",
+                sys::human(p),
+                p as f64 / size as f64
+            )),
+        );
         depth_everywhere &= v.depth_checked;
         if let Some(e) = &v.checksum {
-            println!("level {n:>2}: FAILED checksum: {e}");
+            println!("level {n:>2}: FAILED checksum: {e} ({cost})");
             all_ok = false;
-            continue;
         }
         if v.passed() {
             println!(
-                "level {n:>2}: ok, {} entries recomputed from their children{}",
-                awari_db::level_size(n),
+                "level {n:>2}: ok, {size} entries recomputed from their children{} ({cost})",
                 if v.depth_checked {
                     ", depths well-founded"
                 } else {
                     " (no depth table)"
                 }
             );
-        } else {
+        } else if v.failures > 0 {
             all_ok = false;
-            println!("level {n:>2}: FAILED: {} entries wrong", v.failures);
+            println!(
+                "level {n:>2}: FAILED: {} entries wrong ({cost})",
+                v.failures
+            );
             for m in &v.examples {
                 println!(
                     "  level {} index {} board {}: {}",
@@ -648,6 +711,16 @@ fn verify(db: PathBuf, stones: Vec<u32>, show: usize, bars: &Bars) -> anyhow::Re
         }
     }
     Ok(all_ok)
+}
+
+/// A rate with an SI prefix: 9.87M.
+fn si(x: f64) -> String {
+    match x {
+        x if x >= 1e9 => format!("{:.2}G", x / 1e9),
+        x if x >= 1e6 => format!("{:.2}M", x / 1e6),
+        x if x >= 1e3 => format!("{:.1}k", x / 1e3),
+        x => format!("{x:.0}"),
+    }
 }
 
 fn print_starts(levels: &Levels, max_stones: u32) -> anyhow::Result<()> {

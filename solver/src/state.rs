@@ -3,7 +3,7 @@
 //! random; huge pages spare most TLB misses).
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// The atomic integers a state array may hold: a fresh (zeroed) map is a valid array of them,
 /// and each has the size and alignment of its integer.
@@ -11,6 +11,13 @@ pub(crate) trait AtomicWord: Send + Sync + 'static {
     /// A relaxed load, widened (for the prefetch fallback).
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
     fn load_relaxed(&self) -> u64;
+}
+
+impl AtomicWord for AtomicU8 {
+    #[inline]
+    fn load_relaxed(&self) -> u64 {
+        u64::from(self.load(Relaxed))
+    }
 }
 
 impl AtomicWord for AtomicU16 {

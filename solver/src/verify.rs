@@ -19,12 +19,14 @@
 //! The move generator itself is checked by the test suite (OpenSpiel vectors, perft, hand-made
 //! rule cases), not by `verify`.
 
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use awari_db::{Board, DbError, Level, Levels, Outcome, Table, TableError};
 use rayon::prelude::*;
 
 use crate::level::Progress;
+use crate::state::StateArray;
 
 /// One entry that failed a check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +54,9 @@ pub struct LevelVerdict {
     pub examples: Vec<Mismatch>,
     /// Whether depths were checked too.
     pub depth_checked: bool,
+    /// Buckets the streamed check made (each streams the lower levels and the level once);
+    /// 0 for the lookup check.
+    pub passes: u32,
 }
 
 impl LevelVerdict {
@@ -63,8 +68,10 @@ impl LevelVerdict {
 
 const CHUNK: u64 = 1 << 14;
 
-/// Verify level `n` of `levels` (which must hold the levels it depends on).
-pub fn verify_level(
+/// Verify level `n` of `levels` (which must hold the levels it depends on) by looking each
+/// child up from its parent: random reads into the level and its lower levels, fast while
+/// they are in the page cache; the only check of depth tables.
+pub fn verify_level_lookup(
     levels: &Levels,
     n: u32,
     keep: usize,
@@ -85,6 +92,7 @@ pub fn verify_level(
         failures: 0,
         examples: Vec::new(),
         depth_checked: depth.is_some(),
+        passes: 0,
     };
     if let Err(e) = table.verify() {
         verdict.checksum = Some(e);
@@ -311,4 +319,265 @@ fn check_entry(
             None
         }
     }
+}
+
+/// How [`verify_level`] recomputes the entries of a level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// [`Method::Lookup`] where the level has a depth table (only it checks depths), else
+    /// [`Method::Streamed`].
+    Auto,
+    /// Stream the level and its lower levels in index order ([`verify_level_streamed`]).
+    Streamed,
+    /// Look every child up from its parent ([`verify_level_lookup`]).
+    Lookup,
+}
+
+/// What [`verify_level`] does.
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyOptions {
+    /// How the entries are recomputed.
+    pub method: Method,
+    /// RAM the streamed check may use for its accumulators (`None`: one bucket, the level).
+    pub memory: Option<u64>,
+    /// How many failing entries to keep per level.
+    pub keep: usize,
+}
+
+/// Verify level `n` of `levels` (which must hold the levels it depends on) by `options.method`.
+pub fn verify_level(
+    levels: &Levels,
+    n: u32,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> Result<LevelVerdict, DbError> {
+    let lookup = match options.method {
+        Method::Lookup => true,
+        Method::Streamed => false,
+        Method::Auto => levels.depth_table(n).is_some(),
+    };
+    if lookup {
+        verify_level_lookup(levels, n, options.keep, progress)
+    } else {
+        let bucket = streamed_bucket(n, options.memory);
+        verify_level_streamed(levels, n, options.keep, bucket, progress)
+    }
+}
+
+/// Positions per work item of the streamed check's compare pass.
+const COMPARE_CHUNK: u64 = 1 << 16;
+/// Accumulator updates gathered before they are applied together (their misses overlap).
+const RAISE_BATCH: usize = 256;
+/// RAM the streamed check keeps besides its accumulators (batches, examples, the pool).
+const STREAM_SLACK: u64 = 64 << 20;
+
+/// Positions per bucket of the streamed check of level `n` within `memory` bytes (`None`: the
+/// whole level): one accumulator byte per position, in whole compare chunks, at least one.
+pub fn streamed_bucket(n: u32, memory: Option<u64>) -> u64 {
+    let size = awari_db::level_size(n);
+    let whole = size.div_ceil(COMPARE_CHUNK) * COMPARE_CHUNK;
+    let left = memory.map_or(whole, |m| m.saturating_sub(STREAM_SLACK));
+    (left / COMPARE_CHUNK * COMPARE_CHUNK).clamp(COMPARE_CHUNK, whole)
+}
+
+/// Verify level `n` of `levels` with no random reads into files.
+///
+/// For every position p, the value the rules give it is the best of its *exit* (its terminal
+/// value, or its best capture `c − value(child)`) and of `−value(child)` over its
+/// non-capturing moves. Rather than look the children up from p, every child is visited in
+/// index order and un-moved into its parents, each raising its parents' accumulator:
+///
+/// ```text
+///   level n−2 … n−18 ──▶ un-capture (as the build's exits phase) ─┐  acc[q] = max(acc[q],
+///   level n          ──▶ un-move (non-capturing parents)         ─┴─▶         candidate)
+///   level n, bucket  ──▶ forward (terminal?) and compare: stored == terminal value or acc
+/// ```
+///
+/// The accumulators (one byte per position) live in RAM for one *bucket* of `bucket` indices
+/// at a time (see [`streamed_bucket`]); each bucket streams the lower levels and the level
+/// once more, and keeps the parents that fall in it. Only the accumulators are touched at
+/// random. The checksum is computed on the first pass, and the entries are checked even when
+/// it fails, so that the failing entries are named.
+///
+/// It proves what [`verify_level_lookup`] proves without depth tables, given that un-moves and
+/// un-captures are the exact inverses of the moves (which the test suite checks).
+pub fn verify_level_streamed(
+    levels: &Levels,
+    n: u32,
+    keep: usize,
+    bucket: u64,
+    progress: &dyn Progress,
+) -> Result<LevelVerdict, DbError> {
+    let table = levels.require(n)?;
+    let rules = levels.rules();
+    let stream = crate::exits::CaptureStream::new(n, rules, levels)?;
+    let level = Level::new(n);
+    let size = level.size();
+    let bucket = bucket.max(1);
+    let passes = size.div_ceil(bucket).max(1);
+    progress.phase("verify", passes * (stream.positions() + size) + size);
+    let examples = Mutex::new(Vec::new());
+    let mut failures = 0;
+    let mut digests = Vec::new();
+    for b in 0..passes {
+        let range = (b * bucket).min(size)..((b + 1) * bucket).min(size);
+        if passes > 1 {
+            progress.message(&format!("bucket {}/{passes}", b + 1));
+        }
+        // A fresh map per bucket: zero (no candidate) without a pass over it.
+        let acc: StateArray<AtomicU8> = StateArray::new((range.end - range.start) as usize)
+            .map_err(|e| TableError::Io {
+                path: table.path().to_path_buf(),
+                source: e,
+            })?;
+        let words = acc.words();
+        let lo = range.start;
+        let raise = |batch: &[(u64, u8)]| {
+            for &(q, _) in batch {
+                crate::state::prefetch_line(&words[(q - lo) as usize]);
+            }
+            for &(q, code) in batch {
+                let a = &words[(q - lo) as usize];
+                if a.load(Relaxed) < code {
+                    a.fetch_max(code, Relaxed);
+                }
+            }
+        };
+        // 1. Captures: the lower levels, un-captured.
+        stream.run(
+            range.clone(),
+            |batch| {
+                let mut coded = [(0u64, 0u8); 64];
+                for part in batch.chunks(coded.len()) {
+                    for (slot, &(q, exit)) in coded.iter_mut().zip(part) {
+                        *slot = (q, candidate_code(exit));
+                    }
+                    raise(&coded[..part.len()]);
+                }
+            },
+            progress,
+        );
+        // 2. Non-capturing moves: the level itself, un-moved (its checksum on the first pass).
+        table.advise(awari_db::Access::Sequential);
+        let unit = awari_db::table::CHECKSUM_CHUNK as u64;
+        let chunk_digests: Vec<u64> = (0..size.div_ceil(unit))
+            .into_par_iter()
+            .map(|k| {
+                let start = k * unit;
+                let end = (start + unit).min(size);
+                let values = &table.data()[start as usize..end as usize];
+                let digest = if b == 0 && !table.is_raw() {
+                    awari_db::table::chunk_digest(values)
+                } else {
+                    0
+                };
+                // Un-moved in smaller pieces, so that small levels use every core too.
+                (start..end)
+                    .step_by(COMPARE_CHUNK as usize)
+                    .collect::<Vec<_>>()
+                    .into_par_iter()
+                    .for_each(|from| {
+                        let to = (from + COMPARE_CHUNK).min(end);
+                        let values = &table.data()[from as usize..to as usize];
+                        let mut batch = Vec::with_capacity(RAISE_BATCH + 12);
+                        for (child, &v) in level.boards(from..to).zip(values) {
+                            let code = candidate_code(-(v as i8));
+                            child.for_each_ranked_predecessor(rules, &level, |q, _| {
+                                if range.contains(&q) {
+                                    batch.push((q, code));
+                                }
+                            });
+                            if batch.len() >= RAISE_BATCH {
+                                raise(&batch);
+                                batch.clear();
+                            }
+                        }
+                        raise(&batch);
+                        progress.advance(to - from);
+                    });
+                digest
+            })
+            .collect();
+        if b == 0 {
+            digests = chunk_digests;
+        }
+        // 3. Compare the bucket's stored values with what its children say.
+        failures += range
+            .clone()
+            .step_by(COMPARE_CHUNK as usize)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|start| {
+                let end = (start + COMPARE_CHUNK).min(range.end);
+                let mut counter = awari_db::QuietMoves::new();
+                let mut bad = 0u64;
+                for (idx, board) in (start..end).zip(level.boards(start..end)) {
+                    let stored = table.value(idx);
+                    let code = words[(idx - lo) as usize].load(Relaxed);
+                    let what = match counter.count(&board, rules) {
+                        Err(t) if code != 0 => Some(format!(
+                            "terminal ({t}), but un-moving a child reached it (recomputed {})",
+                            decode(code)
+                        )),
+                        Err(t) if t != stored => {
+                            Some(format!("stored {stored}, recomputed {t} (terminal)"))
+                        }
+                        Err(_) => None,
+                        Ok(_) if code == 0 => Some(format!(
+                            "stored {stored}, but no child un-moves into it although it has moves"
+                        )),
+                        Ok(_) if decode(code) != stored => {
+                            Some(format!("stored {stored}, recomputed {}", decode(code)))
+                        }
+                        Ok(_) => None,
+                    };
+                    let Some(what) = what else { continue };
+                    bad += 1;
+                    let mut ex = examples.lock().expect("examples lock");
+                    if ex.len() < keep {
+                        ex.push(Mismatch {
+                            level: n,
+                            index: idx,
+                            board,
+                            what,
+                        });
+                    }
+                }
+                progress.advance(end - start);
+                bad
+            })
+            .sum::<u64>();
+        table.advise(awari_db::Access::Normal);
+    }
+    let checksum = (!table.is_raw())
+        .then(|| awari_db::table::combine_digests(&digests))
+        .filter(|&got| got != table.header().checksum)
+        .map(|got| TableError::BadChecksum {
+            path: table.path().to_path_buf(),
+            expected: table.header().checksum,
+            got,
+        });
+    let mut examples = examples.into_inner().expect("examples lock");
+    examples.sort_by_key(|m| m.index);
+    Ok(LevelVerdict {
+        level: n,
+        checksum,
+        failures,
+        examples,
+        depth_checked: false,
+        passes: passes as u32,
+    })
+}
+
+/// The accumulator code of a candidate value: 0 is "no candidate yet", and larger codes are
+/// larger values (a corrupt stored byte is clamped, so it cannot wrap).
+#[inline]
+fn candidate_code(value: i8) -> u8 {
+    (value.clamp(-63, 63) + 64) as u8
+}
+
+/// The value of a non-zero accumulator code.
+#[inline]
+fn decode(code: u8) -> i8 {
+    code as i8 - 64
 }
