@@ -51,35 +51,16 @@ fi
 EXTRA=()
 [ -n "${MEMORY:-}" ] && EXTRA+=(--memory "$MEMORY")
 [ -n "${MODE:-}" ] && EXTRA+=(--mode "$MODE")
-SQUEEZE_PID=
+. scripts/squeeze.sh
 if [ -n "${SQUEEZE:-}" ]; then
-  READY=$BASE/squeeze.ready
-  rm -f "$READY"
-  python3 - "$SQUEEZE" "$READY" <<'PY' &
-import ctypes, mmap, sys, time
-size = int(float(sys.argv[1]) * (1 << 30))
-m = mmap.mmap(-1, size)  # anonymous, private
-try:  # lock it in RAM where allowed (no swap here anyway); touching makes it resident
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mlockall(3)  # MCL_CURRENT | MCL_FUTURE
-except Exception:
-    pass
-while True:
-    for i in range(0, size, 4096):
-        m[i] = (m[i] + 1) & 0xFF
-    open(sys.argv[2], "w").close()
-    time.sleep(10)
-PY
-  SQUEEZE_PID=$!
-  trap '[ -n "$SQUEEZE_PID" ] && kill $SQUEEZE_PID 2>/dev/null; [ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
-  while [ ! -e "$READY" ]; do sleep 1; done
-  echo "(squeeze: a helper holds ${SQUEEZE} GiB; $(awk '/MemAvailable/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) available)"
+  trap 'squeeze_stop; [ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
+  squeeze_start "$SQUEEZE" "$BASE"
 fi
 if [ -n "${DROP_CACHES:-}" ]; then
   sync; echo 3 > /proc/sys/vm/drop_caches || echo "(could not drop the page cache)"
 fi
 /usr/bin/time -f "process peak RSS %M KiB, wall %e s, major faults %F, read from storage %I x 512 B" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" "${EXTRA[@]}" | tee "$BASE/all.txt"
-if [ -n "$SQUEEZE_PID" ]; then kill "$SQUEEZE_PID"; SQUEEZE_PID=; fi
+squeeze_stop
 T_ALL=$(awk -v m="$M" '$1 ~ /^[0-9]+$/ && $1 <= m && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/all.txt")
 
 [ "$M" -gt 0 ] || exit 0

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # See the 2002 result for yourself: build (or reuse) the database to MAX seeds with depth
-# tables, verify every table, print the value of every start position with k seeds per pit
-# within reach together with a perfect line, and — below 48 — what the full solve would need.
+# tables, verify every table, optionally compare it with the published VU release, print the
+# value of every start position with k seeds per pit within reach together with a perfect
+# line, and — below 48 — what the full solve would need. The last line says what was proven
+# and what was only compared.
 #
 # Usage: scripts/check-draw.sh [MAX=24]        DB=dir (default ./awari-db), RULES=awari
 #   DEPTH=0   values only (no depth tables): what fits above ~30 seeds on a 24 GB machine;
-#             verify then recomputes every entry but cannot prove well-foundedness, and lines
-#             may stop short of realising a win (they say so)
+#             verify then recomputes every entry streamed (the level and its lower levels read
+#             in order, no random reads, so at any size) but cannot prove well-foundedness,
+#             and lines may stop short of realising a win (they say so)
+#   VU=dir    also compare every level with a directory of raw VU scores.N files (awari rules)
+#   MEMORY=M  memory for the build's level in progress and verify's accumulators (e.g. 4.5G)
 set -euo pipefail
 MAX=${1:-24}
 DB=${DB:-awari-db}
@@ -20,20 +25,40 @@ SOLVER=$TARGET/release/awari-solver
 PROBE=$TARGET/release/awari-probe
 DEPTH_FLAG=()
 [ "$DEPTH" = 0 ] || DEPTH_FLAG=(--depth)
+MEMORY_FLAG=()
+[ -z "${MEMORY:-}" ] || MEMORY_FLAG=(--memory "$MEMORY")
 
 echo "== 1. build levels 0..$MAX of $DB$([ "$DEPTH" = 0 ] || echo " with depth tables") ($RULES rules)"
-"$SOLVER" build --db "$DB" --max-stones "$MAX" --rules "$RULES" "${DEPTH_FLAG[@]}" | tee /tmp/check-draw-build.$$
+"$SOLVER" build --db "$DB" --max-stones "$MAX" --rules "$RULES" "${DEPTH_FLAG[@]}" "${MEMORY_FLAG[@]}" | tee /tmp/check-draw-build.$$
 RATE=$(awk '/^total:/ { for (i = 1; i <= NF; i++) if ($i == "positions/s);") { gsub(/\(/, "", $(i-1)); print $(i-1) } }' /tmp/check-draw-build.$$)
 rm -f /tmp/check-draw-build.$$
 
 echo
-echo "== 2. verify every level (checksums, every entry from its children$([ "$DEPTH" = 0 ] || echo ", depths well-founded"))"
-"$SOLVER" verify --db "$DB"
+echo "== 2. verify every level (checksums, every entry from its children$([ "$DEPTH" = 0 ] && echo ", streamed" || echo ", depths well-founded"))"
+"$SOLVER" verify --db "$DB" "${MEMORY_FLAG[@]}" | tee /tmp/check-draw-verify.$$
+PROVEN=$(grep -c '^level.*: ok' /tmp/check-draw-verify.$$ || true)
+DEPTHS=$(grep -c 'depths well-founded' /tmp/check-draw-verify.$$ || true)
+rm -f /tmp/check-draw-verify.$$
+
+COMPARED=
+if [ -n "${VU:-}" ]; then
+  echo
+  echo "== 2b. compare with the VU release in $VU"
+  VU_LEVELS=$(for n in $(seq 0 "$MAX"); do [ -f "$VU/scores.$n" ] && echo "$n"; done | tr '\n' ' ')
+  if [ -z "$VU_LEVELS" ]; then
+    echo "no scores.N files for levels 0..$MAX in $VU" >&2
+    exit 1
+  fi
+  "$SOLVER" compare "$DB" "$VU" --stones $VU_LEVELS
+  COMPARED=$(echo $VU_LEVELS | wc -w)
+fi
 
 echo
 echo "== 3. start positions within reach"
+STARTS=
 for k in 1 2 3 4; do
   [ $((12 * k)) -le "$MAX" ] || break
+  STARTS="$STARTS $k"
   board="$k $k $k $k $k $k $k $k $k $k $k $k"
   echo "-- $k seed(s) per pit: $board"
   "$PROBE" show --db "$DB" $board | grep -E '^(value|score):'
@@ -57,3 +82,16 @@ if [ "$MAX" -lt 48 ]; then
   "$SOLVER" plan --max-stones 48 --depth --threads "$THREADS" --rate-per-thread "$PER_THREAD" | tail -n 2
   echo "Not started: levels marked 'does not fit' cannot be built in this machine's memory."
 fi
+
+echo
+if [ "$DEPTHS" -eq "$PROVEN" ] && [ "$PROVEN" -gt 0 ]; then
+  HOW="every value proven to be the game value (entries recomputed from their children, depths well-founded)"
+else
+  HOW="every entry recomputed from its children and consistent ($DEPTHS of them with depth tables, proven; without them wrong values on a cycle are not ruled out)"
+fi
+if [ -n "$COMPARED" ]; then
+  VS="$COMPARED levels compared with the VU release: equal (compared, not proven by it)"
+else
+  VS="not compared with the VU release (VU=dir does)"
+fi
+echo "checked: levels 0..$MAX, $PROVEN tables: $HOW; starts with${STARTS:- no} seed(s) per pit valued; $VS"

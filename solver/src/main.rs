@@ -669,11 +669,16 @@ fn verify(
                 (Some(a), Some(b)) => format!(", read {}", sys::human(b.saturating_sub(a))),
                 _ => String::new(),
             },
-            peak.map_or(String::new(), |p| format!(
-                ", peak anon {} ({:.2} B/pos)",
-                sys::human(p),
-                p as f64 / size as f64
-            )),
+            // Per position only where the level outweighs the process's own few MiB.
+            peak.map_or(String::new(), |p| if size >= 1 << 20 {
+                format!(
+                    ", peak anon {} ({:.2} B/pos)",
+                    sys::human(p),
+                    p as f64 / size as f64
+                )
+            } else {
+                format!(", peak anon {}", sys::human(p))
+            }),
         );
         depth_everywhere &= v.depth_checked;
         if let Some(e) = &v.checksum {

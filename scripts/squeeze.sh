@@ -1,0 +1,42 @@
+# Sourced by the benchmarks: squeeze_start G DIR starts a helper that holds G GiB of RAM,
+# resident and touched every 10 s, so the page cache cannot keep what the benchmark reads
+# (waits until it is resident); squeeze_stop ends it. SQUEEZE_PID is the helper's pid.
+SQUEEZE_PID=
+squeeze_start() {
+  local ready=$2/squeeze.ready
+  rm -f "$ready"
+  python3 - "$1" "$ready" <<'PY' &
+import ctypes, mmap, sys, time
+size = int(float(sys.argv[1]) * (1 << 30))
+m = mmap.mmap(-1, size)  # anonymous, private
+try:  # lock it in RAM where allowed (no swap here anyway); touching makes it resident
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mlockall(3)  # MCL_CURRENT | MCL_FUTURE
+except Exception:
+    pass
+while True:
+    for i in range(0, size, 4096):
+        m[i] = (m[i] + 1) & 0xFF
+    open(sys.argv[2], "w").close()
+    time.sleep(10)
+PY
+  SQUEEZE_PID=$!
+  while [ ! -e "$ready" ]; do sleep 1; done
+  echo "(squeeze: a helper holds $1 GiB; $(awk '/MemAvailable/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) available)"
+}
+squeeze_stop() {
+  if [ -n "$SQUEEZE_PID" ]; then kill "$SQUEEZE_PID" 2>/dev/null || true; SQUEEZE_PID=; fi
+}
+# evict_cache FILE...: ask the kernel to drop the cached pages of these files
+# (posix_fadvise DONTNEED; works without root, where drop_caches may not).
+evict_cache() {
+  python3 - "$@" <<'PY'
+import os, sys
+for path in sys.argv[1:]:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+PY
+}
