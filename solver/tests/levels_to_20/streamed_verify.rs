@@ -4,29 +4,13 @@
 //! last bucket, at a bucket's edge, in the level or in a lower level — and names its board,
 //! and it checks a raw VU directory.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 use awari_db::{level_exists, level_path, raw_path, write_table, Header, Level, Levels, Rules};
-use awari_solver::build::Mode;
 use awari_solver::verify::{verify_level_lookup, verify_level_streamed, LevelVerdict};
 use awari_solver::Silent;
 
-mod common;
-use common::{build_mode, temp};
-
-const TOP: u32 = 20;
-
-/// Levels 0..=20 built in memory, once per rule set for all the tests of this file.
-fn reference(rules: Rules) -> &'static Path {
-    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
-    DIRS[slot].get_or_init(|| {
-        let dir = temp(&format!("streamed-{rules}"));
-        build_mode(&dir, 2, rules, TOP, Mode::InMemory);
-        dir
-    })
-}
+use crate::{reference, temp, TOP};
 
 fn streamed(levels: &Levels, n: u32, bucket: u64) -> LevelVerdict {
     verify_level_streamed(levels, n, 1000, bucket, &Silent).unwrap()

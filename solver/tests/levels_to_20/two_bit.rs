@@ -2,9 +2,8 @@
 //! up to 20 under the three rule sets, with exits in many buckets, and a build killed with
 //! SIGKILL again and again resumes to the same bytes, leaving no file behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use awari_db::{level_exists, level_path, level_size, Levels, Rules};
@@ -12,27 +11,13 @@ use awari_solver::build::{build_level_two_bit, Mode};
 use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
-mod common;
-use common::{build_mode, temp};
-
-const TOP: u32 = 20;
+use crate::{build_mode, reference, temp, TOP};
 
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap()
-}
-
-/// Levels 0..=20 built in memory, once per rule set for all the tests of this file.
-fn reference(rules: Rules) -> &'static Path {
-    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
-    DIRS[slot].get_or_init(|| {
-        let dir = temp(&format!("memory-{rules}"));
-        build_mode(&dir, 2, rules, TOP, Mode::InMemory);
-        dir
-    })
 }
 
 fn assert_level_same(a: &Path, b: &Path, n: u32) {

@@ -1,0 +1,30 @@
+//! Tests on every level up to 20 under the three rule sets, sharing one in-memory build per
+//! rule set (the reference): the two-bit algorithm writes the same bytes ([`two_bit`]), and the
+//! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use awari_db::Rules;
+use awari_solver::build::Mode;
+
+#[path = "../common/mod.rs"]
+mod common;
+mod streamed_verify;
+mod two_bit;
+
+pub(crate) use common::{build_mode, temp};
+
+/// The highest level of the reference.
+pub(crate) const TOP: u32 = 20;
+
+/// Levels 0..=20 built in memory, once per rule set for all the tests of this binary.
+pub(crate) fn reference(rules: Rules) -> &'static Path {
+    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
+    DIRS[slot].get_or_init(|| {
+        let dir = temp(&format!("memory-{rules}"));
+        build_mode(&dir, 2, rules, TOP, Mode::InMemory);
+        dir
+    })
+}
