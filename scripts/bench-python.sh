@@ -2,6 +2,8 @@
 # The Python package's speed against the command line, in one run, warm page cache:
 #   - Database.values on N random boards of 0..MAX seeds (equal numbers per level) against
 #     `awari-probe batch` on the same boards (values only), best of RUNS each;
+#   - Database.values on the same boards in every integer dtype, and as strided and
+#     Fortran-ordered arrays, against uint8 (each read in place, no converted copy);
 #   - Database.value called in a Python loop, calls per second (200,000 boards).
 # Both read the same database directory DB (built to at least MAX seeds).
 #
@@ -56,6 +58,19 @@ t_values = timed(lambda: db.values(boards))
 print(f"boards: {n} random, levels 0..{top}, {db_dir}")
 print(f"awari-probe batch:  {t_batch:.3f} s  {n / t_batch / 1e6:.2f} M boards/s")
 print(f"Database.values:    {t_values:.3f} s  {n / t_values / 1e6:.2f} M boards/s  ({t_batch / t_values:.1f}x the CLI)")
+rates = {}
+wide = np.zeros((len(boards), 24), dtype=np.int64)
+wide[:, ::2] = boards
+inputs = [(str(np.dtype(t)), boards.astype(t)) for t in
+          (np.uint8, np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32, np.uint64)]
+inputs += [("int64, every other column", wide[:, ::2]), ("int64, Fortran order", np.asfortranarray(boards.astype(np.int64)))]
+for name, a in inputs:
+    assert (db.values(a) == values).all(), name
+for name, a in inputs:
+    rates[name] = n / timed(lambda: db.values(a)) / 1e6
+print("Database.values by input (M boards/s, and against uint8):")
+for name, r in rates.items():
+    print(f"  {name:<26} {r:6.2f}  {r / rates['uint8']:.2f}x")
 loop = [list(map(int, row)) for row in boards[:200_000]]
 value = db.value
 def calls():

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 use awari_db::{Board, DbError, Level, Rules, SplitMix64};
 use awari_probe::check_playable;
+use numpy::ndarray::ArrayView2;
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 create_exception!(
@@ -177,19 +177,31 @@ impl Database {
         self.db.rules().name()
     }
 
-    /// The values of many boards at once: an (N, 12) array of integers in, an int8 array of
-    /// N values out, checked and computed on all cores without the GIL.
+    /// The values of many boards at once: an (N, 12) array of integers of any dtype and any
+    /// strides in (read in place), an int8 array of N values out, checked and computed on
+    /// all cores without the GIL.
     fn values<'py>(
         &self,
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
         let array = boards_array(py, boards)?;
-        let values = match &array {
-            Boards::U8(a) => self.values_of(py, a.as_slice()?),
-            Boards::I64(a) => self.values_of(py, a.as_slice()?),
-        }?;
-        Ok(PyArray1::from_vec(py, values))
+        // One instance of the generic path per integer dtype: no converted copy of the input.
+        macro_rules! by_dtype {
+            ($($t:ty),*) => {
+                $(
+                    if let Ok(a) = array.extract::<PyReadonlyArray2<'py, $t>>() {
+                        let values = self.values_of(py, a.as_array())?;
+                        return Ok(PyArray1::from_vec(py, values));
+                    }
+                )*
+            };
+        }
+        by_dtype!(u8, i64, i32, i16, i8, u16, u32, u64);
+        let dtype: String = array.getattr("dtype")?.str()?.extract()?;
+        Err(value_error(format!(
+            "boards must be an (N, 12) array of integers, not of {dtype}"
+        )))
     }
 
     fn __repr__(&self) -> String {
@@ -202,14 +214,9 @@ impl Database {
     }
 }
 
-/// An (N, 12) array of boards, contiguous: uint8 as `random_boards` makes them, or any other
-/// integers converted to int64.
-enum Boards<'py> {
-    U8(PyReadonlyArray2<'py, u8>),
-    I64(PyReadonlyArray2<'py, i64>),
-}
-
-fn boards_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Boards<'py>> {
+/// The input of `values` as a NumPy array (lists and the like converted by `numpy.asarray`),
+/// checked to be two-dimensional with 12 columns; its dtype and strides are left as they are.
+fn boards_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let bad = |what: String| {
         value_error(format!(
             "boards must be an (N, 12) array of integers, {what}"
@@ -217,7 +224,7 @@ fn boards_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Board
     };
     let np = py.import("numpy")?;
     let array = np
-        .call_method1("ascontiguousarray", (obj,))
+        .call_method1("asarray", (obj,))
         .map_err(|e| bad(format!("not {e}")))?;
     let ndim: usize = array.getattr("ndim")?.extract()?;
     if ndim != 2 {
@@ -227,33 +234,40 @@ fn boards_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Board
     if columns != 12 {
         return Err(bad(format!("got {columns} columns")));
     }
-    if let Ok(a) = array.extract::<PyReadonlyArray2<'py, u8>>() {
-        return Ok(Boards::U8(a));
-    }
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("dtype", "int64")?;
-    let converted = np
-        .call_method("ascontiguousarray", (&array,), Some(&kwargs))
-        .map_err(|e| bad(format!("not {e}")))?;
-    let a = converted
-        .extract::<PyReadonlyArray2<'py, i64>>()
-        .map_err(|_| bad("not integers".into()))?;
-    Ok(Boards::I64(a))
+    Ok(array)
 }
 
-/// The board of one row, with the CLI's message for a bad one.
-fn row_board<T: Copy + Into<i64>>(row: &[T]) -> Result<Board, String> {
+/// An integer NumPy element a board array may hold, widened to i64 (a u64 above i64::MAX
+/// saturates, which is refused like any pit count above 48).
+trait Pit: numpy::Element + Copy + Sync {
+    fn wide(self) -> i64;
+}
+
+macro_rules! pit {
+    ($($t:ty),*) => {
+        $(
+            impl Pit for $t {
+                #[inline]
+                fn wide(self) -> i64 {
+                    i64::try_from(self).unwrap_or(i64::MAX)
+                }
+            }
+        )*
+    };
+}
+pit!(u8, i8, i16, i32, i64, u16, u32, u64);
+
+fn row_board(row: &[i64; 12]) -> Result<Board, String> {
     let mut p = [0u8; 12];
     let mut ok = true;
     for (slot, &x) in p.iter_mut().zip(row) {
-        let x: i64 = x.into();
         ok &= (0..=i64::from(awari_db::MAX_SEEDS)).contains(&x);
         *slot = x.clamp(0, 255) as u8;
     }
     let board = if ok {
         Board::new(p).map_err(|e| e.to_string())?
     } else {
-        let words: Vec<String> = row.iter().map(|&x| x.into().to_string()).collect();
+        let words: Vec<String> = row.iter().map(|&x| x.to_string()).collect();
         Board::parse_words(&words).map_err(|e| e.to_string())?
     };
     check_playable(&board)?;
@@ -267,27 +281,33 @@ enum RowError {
 }
 
 impl Database {
-    /// The values of the rows of `flat` (12 integers each), in parallel without the GIL; the
-    /// first bad row (in order) is the error.
+    /// The values of the rows of `boards` (12 integers each, any strides), in parallel
+    /// without the GIL; the first bad row (in order) is the error.
     ///
     /// Rows go in groups of `GROUP`: every row's entry is located first (rank), then the
-    /// entries are read together, so that their random reads are in flight at once.
-    fn values_of<T: Copy + Into<i64> + Sync>(
-        &self,
-        py: Python<'_>,
-        flat: &[T],
-    ) -> PyResult<Vec<i8>> {
+    /// entries are read together, so that their random reads are in flight at once. A
+    /// contiguous array is read as one slice; any other through its strides, in place.
+    fn values_of<T: Pit>(&self, py: Python<'_>, boards: ArrayView2<'_, T>) -> PyResult<Vec<i8>> {
         const GROUP: usize = 16;
         let levels = self.db.levels();
-        let group = |g: usize, rows: &[T], out: &mut [i8]| -> Result<(), RowError> {
+        let rows = boards.nrows();
+        let flat = boards.as_slice();
+        let row = |r: usize| -> [i64; 12] {
+            match flat {
+                Some(f) => std::array::from_fn(|c| f[12 * r + c].wide()),
+                None => std::array::from_fn(|c| boards[[r, c]].wide()),
+            }
+        };
+        let group = |g: usize, out: &mut [i8]| -> Result<(), RowError> {
             let mut entries: [Option<(&awari_db::Table, u64)>; GROUP] = [None; GROUP];
-            for (k, row) in rows.chunks(12).enumerate() {
-                let board = row_board(row).map_err(|e| RowError::Board(g * GROUP + k, e))?;
+            for (k, o) in out.iter_mut().enumerate() {
+                let r = g * GROUP + k;
+                let board = row_board(&row(r)).map_err(|e| RowError::Board(r, e))?;
                 let seeds = board.seeds();
                 match Level::new(seeds).rank(&board) {
                     Some(i) => entries[k] = Some((levels.require(seeds).map_err(RowError::Db)?, i)),
                     // A full opponent row: valued by one ply of lookups.
-                    None => out[k] = self.db.value(&board).map_err(RowError::Db)?,
+                    None => *o = self.db.value(&board).map_err(RowError::Db)?,
                 }
             }
             for (o, entry) in out.iter_mut().zip(entries) {
@@ -297,20 +317,19 @@ impl Database {
             }
             Ok(())
         };
-        let mut values = vec![0i8; flat.len() / 12];
+        let mut values = vec![0i8; rows];
         let result = py.detach(|| {
             values
                 .par_chunks_mut(GROUP)
-                .zip(flat.par_chunks(12 * GROUP))
                 .enumerate()
                 .with_min_len(1 << 8)
-                .try_for_each(|(g, (out, rows))| group(g, rows, out))
+                .try_for_each(|(g, out)| group(g, out))
                 // Parallel work reports some error: report the first row's instead.
                 .or_else(|_| {
-                    let mut out = [0i8; GROUP];
-                    flat.chunks(12 * GROUP)
+                    let mut out = vec![0i8; rows];
+                    out.chunks_mut(GROUP)
                         .enumerate()
-                        .try_for_each(|(g, rows)| group(g, rows, &mut out))
+                        .try_for_each(|(g, out)| group(g, out))
                 })
         });
         result.map_err(|e| match e {

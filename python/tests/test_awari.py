@@ -93,8 +93,15 @@ def test_ten_thousand_values_agree_with_batch(db, db_dir):
     text = "".join(" ".join(map(str, row)) + "\n" for row in boards)
     expected = [int(v) for v in probe("batch", "--db", str(db_dir), stdin=text).split()]
     assert values.tolist() == expected
-    # Any integer dtype, and one at a time.
-    assert db.values(boards.astype(np.int64)).tolist() == expected
+    # Any integer dtype, any strides (read in place), and one at a time.
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32, np.uint64):
+        assert db.values(boards.astype(t)).tolist() == expected, t
+    wide = np.zeros((len(boards), 24), dtype=np.int32)
+    wide[:, 1::2] = boards
+    assert db.values(wide[:, 1::2]).tolist() == expected
+    assert db.values(np.asfortranarray(boards)).tolist() == expected
+    assert db.values(boards[::-1]).tolist() == expected[::-1]
+    assert db.values(boards.tolist()[:50]).tolist() == expected[:50]
     assert [db.value(b) for b in boards[:200]] == expected[:200]
 
 
@@ -172,6 +179,12 @@ def test_every_error_path(db, db_dir, tmp_path):
         db.values(np.array([[0, 0, 0, -2] + [0] * 8]))
     with pytest.raises(ValueError):
         db.values("not an array")
+    with pytest.raises(ValueError, match="not of float64"):
+        db.values(np.zeros((3, 12)))
+    with pytest.raises(ValueError, match="row 2: .*pit 0"):
+        db.values(np.array([[0] * 12, [0] * 12, [2**63] + [0] * 11], dtype=np.uint64))
+    with pytest.raises(ValueError, match="row 0: .*pit 0"):
+        db.values(np.array([[-1] + [0] * 11], dtype=np.int8))
     # Levels that do not exist, and indices past a level's end.
     with pytest.raises(ValueError, match="no level 47"):
         awari.board(47, 0)
