@@ -412,9 +412,10 @@ fn random_boards<'py>(
     PyArray2::from_vec2(py, &rows).map_err(|e| value_error(e.to_string()))
 }
 
-/// Perfect-play Awari (Oware): the solved game's databases and rules.
+/// Perfect-play Awari (Oware): the solved game's databases and rules (the native part of
+/// the `awari` package, which re-exports it).
 #[pymodule]
-fn awari(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Database>()?;
     m.add_class::<Move>()?;
     m.add("DatabaseError", m.py().get_type::<DatabaseError>())?;

@@ -5,6 +5,9 @@ to move, its own row (0..5) first -- or a string as the command line takes it ("
 "1 1 1 1 1 1 1 1 1 1 1 1"). A value is the seed difference the side to move obtains, from the
 seeds on the board, with perfect play: +2 means it captures two more of them than the
 opponent; 0 is a draw.
+
+`awari.openspiel` (typed in its source) bridges to OpenSpiel: `board_from_state`,
+`PerfectBot` and `evaluate`.
 """
 
 from os import PathLike
