@@ -15,13 +15,8 @@ N=${1:?level}
 DB=${2:?database directory holding levels 0..N-1}
 RUNS=${3:-1}
 cd "$(dirname "$0")/.."
-if [ -n "${SOLVER:-}" ]; then
-  BIN=$SOLVER
-else
-  cargo build --release -q -p awari-solver
-  TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-  BIN=$TARGET/release/awari-solver
-fi
+. scripts/common.sh
+solver_bin
 BASE=${BENCH_DIR:-$(mktemp -d -p "$(dirname "$(realpath "$DB")")" bench-two-bit.XXXXXX)}
 mkdir -p "$BASE"
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT

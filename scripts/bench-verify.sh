@@ -21,15 +21,9 @@ DB=${2:?usage: scripts/bench-verify.sh \"LEVELS\" DB [RUNS]}
 RUNS=${3:-1}
 METHODS=${METHODS:-streamed lookup}
 cd "$(dirname "$0")/.."
-if [ -n "${SOLVER:-}" ]; then
-  BIN=$SOLVER
-else
-  cargo build --release -q -p awari-solver
-  TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-  BIN=$TARGET/release/awari-solver
-fi
+. scripts/common.sh
+solver_bin
 OUT=$(mktemp -d)
-. scripts/squeeze.sh
 trap 'squeeze_stop; rm -rf "$OUT"' EXIT
 [ -n "${SQUEEZE:-}" ] && squeeze_start "$SQUEEZE" "$OUT"
 EXTRA=()

@@ -24,14 +24,8 @@ N=${1:-24}
 M=${2:-$N}
 RULES=${3:-awari}
 cd "$(dirname "$0")/.."
-if [ -n "${SOLVER:-}" ]; then
-  BIN=$SOLVER
-else
-  cargo build --release -q -p awari-solver
-  # Ask cargo where it puts binaries (CARGO_TARGET_DIR or a config may move them).
-  TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-  BIN=$TARGET/release/awari-solver
-fi
+. scripts/common.sh
+solver_bin
 BASE=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$BASE"
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
@@ -51,7 +45,6 @@ fi
 EXTRA=()
 [ -n "${MEMORY:-}" ] && EXTRA+=(--memory "$MEMORY")
 [ -n "${MODE:-}" ] && EXTRA+=(--mode "$MODE")
-. scripts/squeeze.sh
 if [ -n "${SQUEEZE:-}" ]; then
   trap 'squeeze_stop; [ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
   squeeze_start "$SQUEEZE" "$BASE"

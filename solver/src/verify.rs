@@ -68,6 +68,26 @@ impl LevelVerdict {
 
 const CHUNK: u64 = 1 << 14;
 
+/// Record a failing entry in `examples` while it holds fewer than `keep`.
+fn keep_example(
+    examples: &Mutex<Vec<Mismatch>>,
+    keep: usize,
+    level: u32,
+    index: u64,
+    board: Board,
+    what: String,
+) {
+    let mut ex = examples.lock().expect("examples lock");
+    if ex.len() < keep {
+        ex.push(Mismatch {
+            level,
+            index,
+            board,
+            what,
+        });
+    }
+}
+
 /// Verify level `n` of `levels` (which must hold the levels it depends on) by looking each
 /// child up from its parent: random reads into the level and its lower levels, fast while
 /// they are in the page cache; the only check of depth tables.
@@ -137,15 +157,7 @@ pub fn verify_level_lookup(
                         continue;
                     };
                     bad += 1;
-                    let mut ex = examples.lock().expect("examples lock");
-                    if ex.len() < keep {
-                        ex.push(Mismatch {
-                            level: n,
-                            index: idx,
-                            board: *board,
-                            what,
-                        });
-                    }
+                    keep_example(&examples, keep, n, idx, *board, what);
                 }
             }
             progress.advance(end - start);
@@ -533,15 +545,7 @@ pub fn verify_level_streamed(
                     };
                     let Some(what) = what else { continue };
                     bad += 1;
-                    let mut ex = examples.lock().expect("examples lock");
-                    if ex.len() < keep {
-                        ex.push(Mismatch {
-                            level: n,
-                            index: idx,
-                            board,
-                            what,
-                        });
-                    }
+                    keep_example(&examples, keep, n, idx, board, what);
                 }
                 progress.advance(end - start);
                 bad

@@ -10,7 +10,7 @@ mod common;
 
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
-use common::{build_mode, temp};
+use common::{assert_level_same, build_mode, temp};
 
 fn build_with_threads(dir: &Path, threads: usize, rules: Rules, max: u32) {
     build_mode(dir, threads, rules, max, Mode::InMemory);
@@ -18,14 +18,7 @@ fn build_with_threads(dir: &Path, threads: usize, rules: Rules, max: u32) {
 
 fn assert_same(a: &Path, b: &Path, max: u32) {
     for n in (0..=max).filter(|&n| level_exists(n)) {
-        let x = std::fs::read(level_path(a, n)).unwrap();
-        let y = std::fs::read(level_path(b, n)).unwrap();
-        assert!(
-            x == y,
-            "level {n} differs between {} and {}",
-            a.display(),
-            b.display()
-        );
+        assert_level_same(a, b, n);
     }
 }
 

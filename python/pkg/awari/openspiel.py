@@ -50,19 +50,25 @@ def board_from_state(state) -> tuple[list[int], tuple[int, int]]:
     if state.is_terminal():
         raise ValueError("a terminal state has no side to move")
     player = state.current_player()
-    fields = state.observation_string(player).split("|")
-    if len(fields) != 3:
-        raise ValueError(f"unexpected oware observation: {state.observation_string(player)!r}")
-    who, scores, houses = fields
-    pits = [int(x) for x in houses.split()]
-    score = [int(x) for x in scores.split()]
-    if int(who) != player or len(score) != 2:
+    who, score, pits = _observation(state, player)
+    if who != player:
         raise ValueError(f"unexpected oware observation: {state.observation_string(player)!r}")
     if len(pits) != 12:
         raise ValueError(f"oware with {len(pits) // 2} houses per player; the databases have 6")
     if player == 0:
         return pits, (score[0], score[1])
     return pits[6:] + pits[:6], (score[1], score[0])
+
+
+def _observation(state, player: int) -> tuple[int, list[int], list[int]]:
+    """OpenSpiel's oware observation for `player`: (player to move, both scores, the houses
+    A..F a..f)."""
+    text = state.observation_string(player)
+    fields = text.split("|")
+    if len(fields) != 3 or len(fields[1].split()) != 2:
+        raise ValueError(f"unexpected oware observation: {text!r}")
+    who, scores, houses = fields
+    return int(who), [int(x) for x in scores.split()], [int(x) for x in houses.split()]
 
 
 def _open(db: Union[Database, str, Any]) -> Database:
@@ -224,6 +230,5 @@ def evaluate(
 
 def _final_difference(state, player: int) -> int:
     """Seeds captured by `player` minus its opponent's, at the end of the game."""
-    fields = state.observation_string(0).split("|")
-    score = [int(x) for x in fields[1].split()]
+    _, score, _ = _observation(state, 0)
     return score[player] - score[1 - player]

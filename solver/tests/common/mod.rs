@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use awari_db::Rules;
+use awari_db::{level_exists, level_path, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
 
@@ -32,4 +32,24 @@ pub fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode
         };
         build(&opts, &Silent, |_| {}).unwrap();
     });
+}
+
+/// Copy the tables of `levels` (those that exist) from `from` into `to`, creating it.
+pub fn copy_levels(from: &Path, to: &Path, levels: impl IntoIterator<Item = u32>) {
+    std::fs::create_dir_all(to).unwrap();
+    for n in levels.into_iter().filter(|&n| level_exists(n)) {
+        std::fs::copy(level_path(from, n), level_path(to, n)).unwrap();
+    }
+}
+
+/// Level `n` of `a` and of `b` are the same file, byte for byte.
+pub fn assert_level_same(a: &Path, b: &Path, n: u32) {
+    let x = std::fs::read(level_path(a, n)).unwrap();
+    let y = std::fs::read(level_path(b, n)).unwrap();
+    assert!(
+        x == y,
+        "level {n} differs between {} and {}",
+        a.display(),
+        b.display()
+    );
 }

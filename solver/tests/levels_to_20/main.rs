@@ -13,7 +13,7 @@ mod common;
 mod streamed_verify;
 mod two_bit;
 
-pub(crate) use common::{build_mode, temp};
+pub(crate) use common::{assert_level_same, build_mode, copy_levels, temp};
 
 /// The highest level of the reference.
 pub(crate) const TOP: u32 = 20;

@@ -10,7 +10,7 @@ use awari_db::{level_exists, level_path, raw_path, write_table, Header, Level, L
 use awari_solver::verify::{verify_level_lookup, verify_level_streamed, LevelVerdict};
 use awari_solver::Silent;
 
-use crate::{reference, temp, TOP};
+use crate::{copy_levels, reference, temp, TOP};
 
 fn streamed(levels: &Levels, n: u32, bucket: u64) -> LevelVerdict {
     verify_level_streamed(levels, n, 1000, bucket, &Silent).unwrap()
@@ -18,14 +18,6 @@ fn streamed(levels: &Levels, n: u32, bucket: u64) -> LevelVerdict {
 
 fn lookup(levels: &Levels, n: u32) -> LevelVerdict {
     verify_level_lookup(levels, n, 1000, &Silent).unwrap()
-}
-
-/// Copy levels 0..=max of `from` into a fresh `to`.
-fn copy_db(from: &Path, to: &Path, max: u32) {
-    std::fs::create_dir_all(to).unwrap();
-    for n in (0..=max).filter(|&n| level_exists(n)) {
-        std::fs::copy(level_path(from, n), level_path(to, n)).unwrap();
-    }
 }
 
 /// Level `n` of `dir` with entry `idx` changed to another value, the checksum recomputed
@@ -84,7 +76,7 @@ fn streamed_finds_a_changed_entry_in_every_bucket_position() {
         // The checksum recomputed (only the entry check can find it), and once left stale.
         for fix in [true, false].into_iter().take(if k == 3 { 2 } else { 1 }) {
             let bad = temp("streamed-bad");
-            copy_db(good, &bad, n);
+            copy_levels(good, &bad, 0..=n);
             let new = change_entry(&bad, rules, n, idx, fix);
             let levels = Levels::open(&bad, Some(rules)).unwrap();
             let s = streamed(&levels, n, bucket);
@@ -116,7 +108,7 @@ fn streamed_finds_a_changed_entry_in_every_bucket_position() {
     // that captures into it reads it through the un-capture stream, not by lookup.
     let m = 14;
     let bad = temp("streamed-bad-lower");
-    copy_db(good, &bad, n);
+    copy_levels(good, &bad, 0..=n);
     let lower_size = awari_db::level_size(m);
     for idx in [0, lower_size / 2, lower_size - 1] {
         change_entry(&bad, rules, m, idx, true);

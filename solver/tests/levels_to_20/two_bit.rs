@@ -11,24 +11,13 @@ use awari_solver::build::{build_level_two_bit, Mode};
 use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
-use crate::{build_mode, reference, temp, TOP};
+use crate::{assert_level_same, build_mode, copy_levels, reference, temp, TOP};
 
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap()
-}
-
-fn assert_level_same(a: &Path, b: &Path, n: u32) {
-    let x = std::fs::read(level_path(a, n)).unwrap();
-    let y = std::fs::read(level_path(b, n)).unwrap();
-    assert!(
-        x == y,
-        "level {n} differs between {} and {}",
-        a.display(),
-        b.display()
-    );
 }
 
 /// The files in `dir` other than the tables of levels 0..=max.
@@ -72,10 +61,7 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
     for rules in Rules::ALL {
         let mem = reference(rules);
         let dir = temp(&format!("buckets-{rules}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        for n in (0..15).filter(|&n| level_exists(n)) {
-            std::fs::copy(level_path(mem, n), level_path(&dir, n)).unwrap();
-        }
+        copy_levels(mem, &dir, 0..15);
         for (n, passes) in [(15, 8), (16, 13), (17, 20)] {
             let levels = Levels::open(&dir, Some(rules)).unwrap();
             let built = pool(2)
@@ -102,10 +88,7 @@ fn killed_two_bit_build_resumes_to_the_same_bytes() {
     let rules = Rules::Awari;
     let mem = reference(rules);
     let dir = temp("killed");
-    std::fs::create_dir_all(&dir).unwrap();
-    for n in (0..N).filter(|&n| level_exists(n)) {
-        std::fs::copy(level_path(mem, n), level_path(&dir, n)).unwrap();
-    }
+    copy_levels(mem, &dir, 0..N);
     // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
     let args = [
         "build",
@@ -210,10 +193,7 @@ fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
     let rules = Rules::Awari;
     let mem = reference(rules);
     let dir = temp("auto");
-    std::fs::create_dir_all(&dir).unwrap();
-    for n in (0..TOP).filter(|&n| level_exists(n)) {
-        std::fs::copy(level_path(mem, n), level_path(&dir, n)).unwrap();
-    }
+    copy_levels(mem, &dir, 0..TOP);
     let (two_bit, low) = (twobit::memory_needed(TOP, 2), lowmem::memory_needed(TOP, 2));
     assert!(two_bit < low, "{two_bit} {low}");
     let budget = (two_bit + low) / 2;

@@ -1,4 +1,19 @@
-# Sourced by the benchmarks: squeeze_start G DIR starts a helper that holds G GiB of RAM,
+# Sourced by the benchmarks (run from the repository root).
+#
+# solver_bin: sets BIN to $SOLVER if given, else builds the checkout's awari-solver and
+# points BIN at it (asking cargo where binaries go: CARGO_TARGET_DIR or a config may move them).
+solver_bin() {
+  if [ -n "${SOLVER:-}" ]; then
+    BIN=$SOLVER
+  else
+    cargo build --release -q -p awari-solver
+    local target
+    target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+    BIN=$target/release/awari-solver
+  fi
+}
+
+# squeeze_start G DIR starts a helper that holds G GiB of RAM,
 # resident and touched every 10 s, so the page cache cannot keep what the benchmark reads
 # (waits until it is resident); squeeze_stop ends it. SQUEEZE_PID is the helper's pid.
 SQUEEZE_PID=
