@@ -4,7 +4,8 @@
 //! awari-db/
 //!   level-00.values   header + 1 byte per position of level 0
 //!   level-00.depth    (with `build --depth`) plies to conversion, same index
-//!   level-01.values
+//!   level-01.cvalues  (after `awari-solver compress` or `build --compress`) the same values,
+//!                     compressed; a level is read from its `.values` file when it has both
 //!   …                 (level 47 never exists: every capture takes at least 2 seeds)
 //! ```
 //!
@@ -23,6 +24,11 @@ use crate::table::{Content, Expect, Table};
 /// The file of level `seeds` in `dir`.
 pub fn level_path(dir: &Path, seeds: u32) -> PathBuf {
     dir.join(format!("level-{seeds:02}.values"))
+}
+
+/// The compressed values file of level `seeds` in `dir`.
+pub fn compressed_path(dir: &Path, seeds: u32) -> PathBuf {
+    dir.join(format!("level-{seeds:02}.cvalues"))
 }
 
 /// The depth-to-conversion file of level `seeds` in `dir`.
@@ -113,9 +119,12 @@ impl Levels {
         let mut levels = Levels::empty(dir, rules.unwrap_or_default());
         let mut decided = rules.is_some();
         for seeds in (0..=MAX_SEEDS).filter(|&s| level_exists(s)) {
-            let path = level_path(dir, seeds);
+            let mut path = level_path(dir, seeds);
             if !path.exists() {
-                continue;
+                path = compressed_path(dir, seeds);
+                if !path.exists() {
+                    continue;
+                }
             }
             let table = Table::open(
                 &path,
@@ -240,7 +249,10 @@ impl Levels {
     pub fn stored_value(&self, board: &Board) -> Result<Option<i8>, DbError> {
         let seeds = board.seeds();
         let table = self.require(seeds)?;
-        Ok(Level::new(seeds).rank(board).map(|i| table.value(i)))
+        match Level::new(seeds).rank(board) {
+            Some(i) => Ok(Some(table.value(i)?)),
+            None => Ok(None),
+        }
     }
 
     /// The value of any board for the side to move. An indexed board is one lookup; a board

@@ -98,4 +98,16 @@ pub enum TableError {
         /// The checksum of the data.
         got: u64,
     },
+    /// A block of a compressed table that fails its check.
+    #[error("{}: level {seeds}, block {block}: {what} (corrupt file)", path.display())]
+    CorruptBlock {
+        /// The file.
+        path: PathBuf,
+        /// The level.
+        seeds: u32,
+        /// The block number.
+        block: u64,
+        /// What is wrong with it.
+        what: String,
+    },
 }

@@ -37,6 +37,7 @@ use memmap2::Mmap;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::compressed::{self, Compressed};
 use crate::error::TableError;
 use crate::index::level_size;
 use crate::rules::Rules;
@@ -368,12 +369,21 @@ pub struct Expect {
 
 /// An open table, memory-mapped read-only. Opening checks the header and the file length;
 /// the checksum is checked only by [`Table::verify`].
+///
+/// A table is stored plain (one byte per entry: a table of this library or a raw VU file) or
+/// compressed (see [`crate::compressed`]); every reader goes through [`Table::value`] and
+/// [`Table::read`], which decode a compressed table's blocks, checking each.
 #[derive(Debug)]
 pub struct Table {
     path: PathBuf,
     header: Header,
-    map: Option<Mmap>,
-    offset: usize,
+    store: Store,
+}
+
+#[derive(Debug)]
+enum Store {
+    Plain { map: Option<Mmap>, offset: usize },
+    Compressed(Compressed),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
@@ -412,7 +422,7 @@ impl Table {
     /// the table reads the same, so failures are ignored.
     pub fn advise(&self, access: Access) {
         #[cfg(unix)]
-        if let Some(map) = &self.map {
+        if let Some(map) = self.map() {
             let advice = match access {
                 Access::Normal => memmap2::Advice::Normal,
                 Access::Random => memmap2::Advice::Random,
@@ -429,10 +439,14 @@ impl Table {
     /// worked on. Only advice, like [`Table::advise`].
     pub fn prefetch(&self, range: std::ops::Range<u64>) {
         #[cfg(unix)]
-        if let Some(map) = &self.map {
+        if let Store::Plain {
+            map: Some(map),
+            offset,
+        } = &self.store
+        {
             let width = u64::from(self.header.entry_bytes.max(1));
-            let start = (self.offset as u64 + range.start * width).min(map.len() as u64);
-            let end = (self.offset as u64 + range.end * width).min(map.len() as u64);
+            let start = (*offset as u64 + range.start * width).min(map.len() as u64);
+            let end = (*offset as u64 + range.end * width).min(map.len() as u64);
             if start < end {
                 let _ = map.advise_range(
                     memmap2::Advice::WillNeed,
@@ -453,7 +467,13 @@ impl Table {
         let len = file.metadata().map_err(io_err(path))?.len();
         let mut head = [0u8; HEADER_LEN];
         let got = read_prefix(&file, &mut head).map_err(io_err(path))?;
-        let header = Header::from_bytes(path, &head[..got])?;
+        let compressed = got >= 8 && head[0..8] == compressed::MAGIC;
+        let (header, store) = if compressed {
+            let c = Compressed::open(path, &file)?;
+            (c.header().values_header(), Some(Store::Compressed(c)))
+        } else {
+            (Header::from_bytes(path, &head[..got])?, None)
+        };
         let check = |field: &'static str, expected: String, got: String| {
             if expected != got {
                 Err(TableError::Mismatch {
@@ -475,6 +495,13 @@ impl Table {
         if let Some(c) = expect.content {
             check("content", c.name().into(), header.content.name().into())?;
         }
+        if let Some(store) = store {
+            return Ok(Table {
+                path: path.to_path_buf(),
+                header,
+                store,
+            });
+        }
         let expected_len = HEADER_LEN as u64 + header.data_len();
         if len != expected_len {
             return Err(TableError::BadLength {
@@ -487,8 +514,10 @@ impl Table {
         Ok(Table {
             path: path.to_path_buf(),
             header,
-            map,
-            offset: HEADER_LEN,
+            store: Store::Plain {
+                map,
+                offset: HEADER_LEN,
+            },
         })
     }
 
@@ -511,8 +540,7 @@ impl Table {
         Ok(Table {
             path: path.to_path_buf(),
             header: Header::values(Rules::Awari, seeds),
-            map,
-            offset: 0,
+            store: Store::Plain { map, offset: 0 },
         })
     }
 
@@ -528,28 +556,77 @@ impl Table {
 
     /// Whether this is a raw `scores.N` file without header.
     pub fn is_raw(&self) -> bool {
-        self.offset == 0
+        matches!(self.store, Store::Plain { offset: 0, .. })
     }
 
-    /// The data section.
-    #[inline]
-    pub fn data(&self) -> &[u8] {
-        match &self.map {
-            Some(m) => &m[self.offset..],
-            None => &[],
+    /// Whether this table is stored compressed.
+    pub fn is_compressed(&self) -> bool {
+        matches!(self.store, Store::Compressed(_))
+    }
+
+    /// Bytes of the file on disk.
+    pub fn file_len(&self) -> u64 {
+        match &self.store {
+            Store::Plain { map, .. } => map.as_ref().map_or(0, |m| m.len() as u64),
+            Store::Compressed(c) => c.file_len(),
         }
     }
 
-    /// The value stored for index `i` of a values table.
-    #[inline]
-    pub fn value(&self, i: u64) -> i8 {
-        self.data()[i as usize] as i8
+    fn map(&self) -> Option<&Mmap> {
+        match &self.store {
+            Store::Plain { map, .. } => map.as_ref(),
+            Store::Compressed(c) => Some(c.map()),
+        }
     }
 
-    /// Entry `i` of a table of any width, as an unsigned number (a depth).
+    /// The data section of a plain table, one byte (or two) per entry; `None` for a compressed
+    /// one, which is read with [`Table::read`].
+    #[inline]
+    pub fn plain(&self) -> Option<&[u8]> {
+        match &self.store {
+            Store::Plain { map: Some(m), offset } => Some(&m[*offset..]),
+            Store::Plain { map: None, .. } => Some(&[]),
+            Store::Compressed(_) => None,
+        }
+    }
+
+    /// Entries `range` of a values table as bytes (each an `i8`): borrowed from a plain
+    /// table, decoded into `buf` from a compressed one.
+    pub fn read<'a>(
+        &'a self,
+        range: std::ops::Range<u64>,
+        buf: &'a mut Vec<u8>,
+    ) -> Result<&'a [u8], TableError> {
+        match &self.store {
+            Store::Plain { .. } => {
+                let data = self.plain().expect("plain");
+                Ok(&data[range.start as usize..range.end as usize])
+            }
+            Store::Compressed(c) => {
+                buf.clear();
+                buf.resize((range.end - range.start) as usize, 0);
+                c.read_into(range.start, buf)?;
+                Ok(&buf[..])
+            }
+        }
+    }
+
+    /// The value stored for index `i` of a values table (a compressed table decodes and
+    /// checks its block: a corrupt one is an error, never a wrong value).
+    #[inline]
+    pub fn value(&self, i: u64) -> Result<i8, TableError> {
+        match &self.store {
+            Store::Plain { map: Some(m), offset } => Ok(m[offset + i as usize] as i8),
+            Store::Plain { map: None, .. } => panic!("entry {i} of an empty table"),
+            Store::Compressed(c) => c.value(i),
+        }
+    }
+
+    /// Entry `i` of a plain table of any width, as an unsigned number (a depth; depth tables
+    /// are never compressed).
     #[inline]
     pub fn entry(&self, i: u64) -> u16 {
-        let d = self.data();
+        let d = self.plain().expect("depth tables are plain");
         match self.header.entry_bytes {
             1 => u16::from(d[i as usize]),
             _ => {
@@ -559,13 +636,26 @@ impl Table {
         }
     }
 
-    /// Recompute the data checksum (on all cores) and compare it with the header.
-    /// Raw files have no checksum and always pass.
+    /// Decode and check every block of a compressed table (each block's checksum, and that
+    /// its codes are whole); a plain table has no blocks and passes.
+    pub fn check_blocks(&self) -> Result<(), TableError> {
+        match &self.store {
+            Store::Compressed(c) => c.check_blocks(),
+            Store::Plain { .. } => Ok(()),
+        }
+    }
+
+    /// Recompute the checksum (on all cores) and compare it with the header: of the data of a
+    /// plain table, of everything after the header of a compressed one (whose blocks are
+    /// each checked again as they are decoded). Raw files have no checksum and always pass.
     pub fn verify(&self) -> Result<(), TableError> {
         if self.is_raw() {
             return Ok(());
         }
-        let got = checksum(self.data());
+        if let Store::Compressed(c) = &self.store {
+            return c.verify();
+        }
+        let got = checksum(self.plain().expect("plain"));
         if got != self.header.checksum {
             return Err(TableError::BadChecksum {
                 path: self.path.clone(),

@@ -152,7 +152,7 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
     }
     for (p, entry) in pits.iter_mut().zip(entries) {
         if let Some((table, index)) = entry {
-            p.value = Some(p.captures as i8 - table.value(index));
+            p.value = Some(p.captures as i8 - table.value(index)?);
         }
     }
     let index = Level::new(seeds).rank(board);
@@ -160,7 +160,7 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
     // best of the pit values just looked up (what `Levels::value` would look up again).
     let value = match (db, index, terminal) {
         (None, _, _) => None,
-        (Some(db), Some(i), _) => Some(db.levels.require(seeds)?.value(i)),
+        (Some(db), Some(i), _) => Some(db.levels.require(seeds)?.value(i)?),
         (Some(_), None, Some(t)) => Some(t),
         (Some(_), None, None) => pits.iter().filter_map(|p| p.value).max(),
     };

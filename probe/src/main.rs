@@ -422,7 +422,7 @@ fn answer_values(
         let answered = failure.as_ref().map_or(group.len(), |f| f.0);
         for (v, entry) in values.iter_mut().zip(entries).take(answered) {
             if let Some((table, i)) = entry {
-                *v = Some(table.value(i));
+                *v = Some(table.value(i)?);
             }
         }
         for v in values.iter().take(answered).flatten() {

@@ -34,6 +34,7 @@ fn db(rules: Rules) -> &'static Path {
                     memory: None,
                     depth: true,
                     mode: Default::default(),
+                    compress: false,
                 };
                 build(&opts, &Silent, |_| {}).unwrap();
                 dir

@@ -27,6 +27,7 @@ fn server() -> &'static (SocketAddr, PathBuf) {
             memory: None,
             depth: false,
             mode: Default::default(),
+            compress: false,
         };
         build(&opts, &Silent, |_| {}).unwrap();
         let db = Database::open(&dir, None).unwrap();

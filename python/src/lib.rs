@@ -312,7 +312,7 @@ impl Database {
             }
             for (o, entry) in out.iter_mut().zip(entries) {
                 if let Some((table, i)) = entry {
-                    *o = table.value(i);
+                    *o = table.value(i).map_err(|e| RowError::Db(e.into()))?;
                 }
             }
             Ok(())

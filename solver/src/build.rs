@@ -93,6 +93,18 @@ pub enum BuildError {
         /// The error.
         source: std::io::Error,
     },
+    /// A level could not be compressed (`--compress`).
+    #[error(transparent)]
+    Compress(#[from] crate::compress::CompressError),
+}
+
+impl From<crate::level::SolveError> for BuildError {
+    fn from(e: crate::level::SolveError) -> BuildError {
+        match e {
+            crate::level::SolveError::Depth(d) => BuildError::Depth(d),
+            crate::level::SolveError::Table(t) => BuildError::Table(t),
+        }
+    }
 }
 
 /// What a build is asked to do.
@@ -110,6 +122,9 @@ pub struct BuildOptions {
     pub depth: bool,
     /// Which level algorithm to use.
     pub mode: Mode,
+    /// Compress each level once it is built (and any plain level kept), replacing its plain
+    /// table (see [`crate::compress`]); the levels above read it compressed.
+    pub compress: bool,
 }
 
 /// The level algorithm.
@@ -167,6 +182,8 @@ pub struct LevelReport {
     /// Where this run resumed the level, and how many times it was resumed in all (two-bit
     /// mode only; `None`: built from the start in one run).
     pub resumed: Option<(Stage, u32)>,
+    /// Its compression, with `build --compress` (`None`: left plain, or kept compressed).
+    pub compressed: Option<crate::compress::CompressReport>,
 }
 
 /// Bytes a level's build read and wrote.
@@ -193,23 +210,27 @@ impl LevelReport {
             exits: None,
             io: None,
             resumed: None,
+            compressed: None,
         }
     }
 }
 
-/// Count wins, draws and losses in a values table (in parallel).
-pub fn count_values(table: &Table) -> LevelCounts {
-    table
-        .data()
-        .par_chunks(1 << 20)
+/// Count wins, draws and losses in a values table (in parallel; a compressed table is
+/// decoded, each block checked).
+pub fn count_values(table: &Table) -> Result<LevelCounts, TableError> {
+    let size = table.header().entries;
+    (0..size.div_ceil(1 << 20))
+        .into_par_iter()
         .map(|c| {
+            let mut buf = Vec::new();
+            let data = table.read(c << 20..((c + 1) << 20).min(size), &mut buf)?;
             let mut k = LevelCounts::default();
-            for &b in c {
+            for &b in data {
                 k.add(b as i8);
             }
-            k
+            Ok(k)
         })
-        .reduce(LevelCounts::default, LevelCounts::merge)
+        .try_reduce(LevelCounts::default, |a, b| Ok(a.merge(b)))
 }
 
 /// Build every missing level `0..=max_stones` of `opts.dir` (skipping 47). Levels already
@@ -242,8 +263,13 @@ pub fn build(
             // A kill between a two-bit level's rename and the removal of its checkpoint.
             twobit::remove_work_files(&opts.dir, n);
             // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
-            // of GB, and a summary is no reason to read them).
-            let r = LevelReport::kept(n);
+            // of GB, and a summary is no reason to read them), unless it is to be compressed.
+            let mut r = LevelReport::kept(n);
+            if opts.compress && !levels.require(n)?.is_compressed() {
+                let (report, table) = crate::compress::compress_in_place(&levels, n, progress)?;
+                levels.insert(table);
+                r.compressed = Some(report);
+            }
             on_level(&r);
             reports.push(r);
             continue;
@@ -297,7 +323,14 @@ pub fn build(
             exits: Some(built.exits),
             io: Some(built.io),
             resumed: built.resumed,
+            compressed: None,
         };
+        let mut r = r;
+        if opts.compress {
+            let (report, table) = crate::compress::compress_in_place(&levels, n, progress)?;
+            levels.insert(table);
+            r.compressed = Some(report);
+        }
         on_level(&r);
         reports.push(r);
     }

@@ -75,11 +75,11 @@ pub fn compare_tables(
     b: &Table,
     keep: usize,
     progress: &dyn Progress,
-) -> LevelComparison {
-    let (x, y) = (a.data(), b.data());
+) -> Result<LevelComparison, awari_db::TableError> {
+    let size = a.header().entries;
     debug_assert_eq!(
-        x.len(),
-        y.len(),
+        size,
+        b.header().entries,
         "both tables are checked to hold the level"
     );
     for t in [a, b] {
@@ -88,14 +88,18 @@ pub fn compare_tables(
     let level = Level::new(n);
     let mut count = 0u64;
     let mut first: Vec<Difference> = Vec::new();
-    for start in (0..x.len()).step_by(WINDOW) {
-        let end = (start + WINDOW).min(x.len());
-        let ahead = end as u64..(end + WINDOW).min(x.len()) as u64;
+    let (mut xbuf, mut ybuf) = (Vec::new(), Vec::new());
+    for start in (0..size as usize).step_by(WINDOW) {
+        let end = (start + WINDOW).min(size as usize);
+        let ahead = end as u64..(end + WINDOW).min(size as usize) as u64;
         a.prefetch(ahead.clone());
         b.prefetch(ahead);
-        let found: Vec<(u64, Vec<u64>)> = x[start..end]
+        let window = start as u64..end as u64;
+        let x = a.read(window.clone(), &mut xbuf)?;
+        let y = b.read(window, &mut ybuf)?;
+        let found: Vec<(u64, Vec<u64>)> = x
             .par_chunks(CHUNK)
-            .zip(y[start..end].par_chunks(CHUNK))
+            .zip(y.par_chunks(CHUNK))
             .enumerate()
             .map(|(k, (p, q))| {
                 let base = (start + k * CHUNK) as u64;
@@ -119,10 +123,11 @@ pub fn compare_tables(
             count += c;
             for i in at {
                 if first.len() < keep {
+                    let k = i as usize - start;
                     first.push(Difference {
                         index: i,
                         board: level.unrank(i),
-                        values: (x[i as usize] as i8, y[i as usize] as i8),
+                        values: (x[k] as i8, y[k] as i8),
                     });
                 }
             }
@@ -131,11 +136,11 @@ pub fn compare_tables(
     for t in [a, b] {
         t.advise(Access::Normal);
     }
-    if count == 0 {
+    Ok(if count == 0 {
         LevelComparison::Equal
     } else {
         LevelComparison::Differ { count, first }
-    }
+    })
 }
 
 /// Compare the levels `stones` (empty: every level in either directory) of `a` and `b`,
@@ -161,9 +166,9 @@ pub fn compare(
         let t = std::time::Instant::now();
         let outcome = match (a.get(n), b.get(n)) {
             (Some(x), Some(y)) => {
-                progress.level(n, x.data().len() as u64);
-                progress.phase("compare", x.data().len() as u64);
-                compare_tables(n, x, y, keep, progress)
+                progress.level(n, x.header().entries);
+                progress.phase("compare", x.header().entries);
+                compare_tables(n, x, y, keep, progress)?
             }
             (Some(_), None) => LevelComparison::OnlyIn(true),
             (None, Some(_)) => LevelComparison::OnlyIn(false),

@@ -238,7 +238,7 @@ impl Slice<'_> {
         stream: &CaptureStream<'_>,
         traffic: &mut Traffic,
         progress: &dyn Progress,
-    ) {
+    ) -> Result<(), awari_db::TableError> {
         self.chunks().for_each(|(start, words)| {
             let boards = self.level.boards(start..start + words.len() as u64);
             let mut counter = QuietMoves::new();
@@ -250,11 +250,14 @@ impl Slice<'_> {
         });
         let ranks = comm.size();
         let (lo, words) = (self.lo, self.words());
+        // A corrupt lower block is reported after the last round, so that every rank still
+        // takes part in every exchange.
+        let mut failed = Ok(());
         for window in stream.part_windows(self.me, ranks, WINDOW) {
             let outbox = Outbox::new(ranks);
             if let Some((source, positions)) = window {
                 let len = positions.end - positions.start;
-                stream.run_window(source, positions, |batch| {
+                let ran = stream.run_window(source, positions, |batch| {
                     let mut remote: Vec<Vec<u64>> = vec![Vec::new(); ranks];
                     for &(q, exit) in batch {
                         let owner = self.part.owner(q);
@@ -266,6 +269,7 @@ impl Slice<'_> {
                     }
                     outbox.add(&mut remote);
                 });
+                failed = failed.and(ran);
                 progress.advance(len);
             }
             let inbox = self.exchange(comm, outbox.take(), traffic);
@@ -275,6 +279,7 @@ impl Slice<'_> {
                 raise_exit(&words[(q - lo) as usize], (w >> 56) as u8 as i8);
             });
         }
+        failed
     }
 
     /// Apply the settling updates other ranks sent (`inbox`) and the seeds of `scan` (a range
@@ -393,7 +398,7 @@ pub fn build_level_distributed(
         "exits",
         range.end - range.start + stream.positions() / ranks as u64,
     );
-    slice.compute_exits(comm, &stream, &mut traffic, progress);
+    slice.compute_exits(comm, &stream, &mut traffic, progress)?;
     let exits_seconds = t.elapsed().as_secs_f64();
     progress.phase("settle", range.end - range.start);
     slice.settle(comm, &mut traffic, progress);
@@ -464,11 +469,12 @@ pub fn build_level_distributed_low_memory(
             let lo = part.slice(r).start + b * bucket;
             q >= lo && q < lo + bucket
         };
+        let mut failed = Ok(());
         for window in stream.part_windows(me, ranks, WINDOW) {
             let outbox = Outbox::new(ranks);
             if let Some((source, positions)) = window {
                 let len = positions.end - positions.start;
-                stream.run_window(source, positions, |batch| {
+                let ran = stream.run_window(source, positions, |batch| {
                     let mut remote: Vec<Vec<u64>> = vec![Vec::new(); ranks];
                     for &(q, exit) in batch {
                         let owner = part.owner(q);
@@ -483,6 +489,7 @@ pub fn build_level_distributed_low_memory(
                     }
                     outbox.add(&mut remote);
                 });
+                failed = failed.and(ran);
                 progress.advance(len);
             }
             let inbox = exchange(comm, me, outbox.take(), &mut traffic);
@@ -492,7 +499,9 @@ pub fn build_level_distributed_low_memory(
                 LowMemoryBuilder::raise(&exits, mine.start, q, (w >> 56) as u8 as i8);
             });
         }
-        let written = builder.write_bucket(mine, &exits).map_err(BuildError::from);
+        let written = failed
+            .and_then(|()| builder.write_bucket(mine, &exits))
+            .map_err(BuildError::from);
         all_ok(comm, &written)?;
         written?;
     }
@@ -852,6 +861,7 @@ pub fn build_distributed(
             }),
             io: None,
             resumed: None,
+            compressed: None,
         };
         on_level(&r, Some(&built));
         reports.push(r);

@@ -120,6 +120,9 @@ pub(crate) struct CaptureStream<'a> {
     rules: Rules,
     /// (seeds captured, the table of level n − captures, its level), largest level first.
     sources: Vec<(u8, &'a Table, Level)>,
+    /// The first block of a compressed lower level that failed its check, if any: the pass
+    /// skips it and returns the error at its end.
+    failed: std::sync::Mutex<Option<awari_db::TableError>>,
 }
 
 impl<'a> CaptureStream<'a> {
@@ -140,6 +143,7 @@ impl<'a> CaptureStream<'a> {
             level: Level::new(n),
             rules,
             sources,
+            failed: std::sync::Mutex::new(None),
         })
     }
 
@@ -156,8 +160,16 @@ impl<'a> CaptureStream<'a> {
         range: Range<u64>,
         raise: impl Fn(&[(u64, i8)]) + Sync,
         progress: &dyn Progress,
-    ) {
-        self.run_in_slices(range, WINDOW, raise, || {}, progress);
+    ) -> Result<(), awari_db::TableError> {
+        self.run_in_slices(range, WINDOW, raise, || {}, progress)
+    }
+
+    /// The error a pass met (a corrupt block of a compressed lower level), taken.
+    fn take_error(&self) -> Result<(), awari_db::TableError> {
+        match self.failed.lock().expect("no panic holds it").take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// [`CaptureStream::run`], calling `flush` after every `slice` lower positions (a
@@ -169,7 +181,7 @@ impl<'a> CaptureStream<'a> {
         raise: impl Fn(&[(u64, i8)]) + Sync,
         mut flush: impl FnMut(),
         progress: &dyn Progress,
-    ) {
+    ) -> Result<(), awari_db::TableError> {
         debug_assert!(slice > 0 && slice % SLICE_UNIT == 0);
         for &(c, table, source) in &self.sources {
             table.advise(Access::Sequential);
@@ -194,6 +206,7 @@ impl<'a> CaptureStream<'a> {
             }
             table.advise(Access::Normal);
         }
+        self.take_error()
     }
 
     /// The windows of the lower levels that part `part` of `parts` streams, one per round:
@@ -230,7 +243,7 @@ impl<'a> CaptureStream<'a> {
         source: usize,
         positions: Range<u64>,
         raise: impl Fn(&[(u64, i8)]) + Sync,
-    ) {
+    ) -> Result<(), awari_db::TableError> {
         let (c, table, level) = self.sources[source];
         let whole = 0..self.level.size();
         table.prefetch(positions.clone());
@@ -241,6 +254,7 @@ impl<'a> CaptureStream<'a> {
                 let end = (start + CHUNK).min(positions.end);
                 self.uncapture(c, table, &level, start..end, &whole, &raise);
             });
+        self.take_error()
     }
 
     /// Un-capture positions `chunk` of `source` (whose values are in `table`), `c` seeds
@@ -255,7 +269,17 @@ impl<'a> CaptureStream<'a> {
         raise: &impl Fn(&[(u64, i8)]),
     ) {
         let whole = range.start == 0 && range.end >= self.level.size();
-        let values = &table.data()[chunk.start as usize..chunk.end as usize];
+        let mut buf = Vec::new();
+        let values = match table.read(chunk.clone(), &mut buf) {
+            Ok(v) => v,
+            Err(e) => {
+                self.failed
+                    .lock()
+                    .expect("no panic holds it")
+                    .get_or_insert(e);
+                return;
+            }
+        };
         let mut batch: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
         for (child, &v) in source.boards(chunk).zip(values) {
             let exit = c as i8 - v as i8;

@@ -73,6 +73,17 @@ pub struct DepthOverflow {
     pub level: u32,
 }
 
+/// Why a level could not be solved.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    /// A depth too large for the depth table.
+    #[error(transparent)]
+    Depth(#[from] DepthOverflow),
+    /// A lower level that could not be read (a corrupt block of a compressed table).
+    #[error(transparent)]
+    Table(#[from] awari_db::TableError),
+}
+
 #[inline]
 pub(crate) fn unsettled(exit: i8, counter: u8) -> u16 {
     (u16::from(counter) << 8) | u16::from(exit as u8)
@@ -230,9 +241,9 @@ impl<'a> LevelBuilder<'a> {
     /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value (and
     /// [`LevelBuilder::depth`] every depth, when kept). Returns the largest depth and what the
     /// exits phase cost.
-    pub fn solve(&mut self, progress: &dyn Progress) -> Result<(u16, ExitsStats), DepthOverflow> {
+    pub fn solve(&mut self, progress: &dyn Progress) -> Result<(u16, ExitsStats), SolveError> {
         let t = std::time::Instant::now();
-        let stats = self.compute_exits(progress);
+        let stats = self.compute_exits(progress)?;
         let exits = t.elapsed().as_secs_f64();
         let n = self.level.seeds();
         progress.phase("settle", self.level.size());
@@ -264,7 +275,7 @@ impl<'a> LevelBuilder<'a> {
 
     /// Phase 1: the forward pass (terminal values, non-capturing move counts), then one
     /// stream of the lower levels folding every capture into its parent's exit.
-    fn compute_exits(&self, progress: &dyn Progress) -> ExitsStats {
+    fn compute_exits(&self, progress: &dyn Progress) -> Result<ExitsStats, awari_db::TableError> {
         let stream = &self.stream;
         let meter = ExitsMeter::start();
         progress.phase("exits", self.level.size() + stream.positions());
@@ -279,9 +290,9 @@ impl<'a> LevelBuilder<'a> {
         });
         let forward_seconds = meter.seconds();
         if let Some(rounds) = &self.rounds {
-            rounds.stream_exits(stream, &self.state, progress);
+            rounds.stream_exits(stream, &self.state, progress)?;
         } else {
-            self.stream_exits(stream, progress);
+            self.stream_exits(stream, progress)?;
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
@@ -290,11 +301,15 @@ impl<'a> LevelBuilder<'a> {
                 meter.seconds() - forward_seconds
             );
         }
-        meter.finish(stream, 1)
+        Ok(meter.finish(stream, 1))
     }
 
     /// The stream of phase 1, each batch of raises touched first so that their misses overlap.
-    fn stream_exits(&self, stream: &CaptureStream, progress: &dyn Progress) {
+    fn stream_exits(
+        &self,
+        stream: &CaptureStream,
+        progress: &dyn Progress,
+    ) -> Result<(), awari_db::TableError> {
         let words = self.state.words();
         stream.run(
             0..self.level.size(),
@@ -309,7 +324,7 @@ impl<'a> LevelBuilder<'a> {
                 }
             },
             progress,
-        );
+        )
     }
 
     /// Scan for the positions that step `i` settles from their exits alone, settle them, and
@@ -951,6 +966,7 @@ mod tests {
                 memory: None,
                 depth: false,
                 mode: Mode::InMemory,
+                compress: false,
             };
             assert!(!settle_in_rounds(awari_db::level_size(TOP)));
             build(&opts, &Silent, |_| {}).unwrap();
@@ -968,7 +984,7 @@ mod tests {
                     let table = levels.require(n).unwrap();
                     let mut differ = 0;
                     for idx in 0..builder.level.size() {
-                        differ += u64::from(builder.value(idx) != table.value(idx));
+                        differ += u64::from(builder.value(idx) != table.value(idx).unwrap());
                     }
                     assert_eq!(
                         differ, 0,

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod comm;
 pub mod compare;
+pub mod compress;
 pub mod depth;
 pub mod distributed;
 pub mod exits;

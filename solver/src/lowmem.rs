@@ -515,7 +515,7 @@ impl<'a> LowMemoryBuilder<'a> {
                     }
                 },
                 progress,
-            );
+            )?;
             self.write_bucket(bucket, &exits)?;
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {

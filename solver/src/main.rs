@@ -84,6 +84,33 @@ enum Command {
         #[arg(long, hide = true, default_value_t = awari_solver::distributed::GRANULE_SHIFT,
               value_parser = clap::value_parser!(u32).range(6..=30))]
         granule_shift: u32,
+        /// Compress each level as soon as it is built (level-NN.cvalues, about 3.5 bits per
+        /// position instead of 8), replacing its plain table; plain levels already present are
+        /// compressed too. The levels above read the compressed ones.
+        #[arg(long)]
+        compress: bool,
+    },
+    /// Compress a database directory, ours or raw VU `scores.N` files, into another: each
+    /// level to level-NN.cvalues, checked by decoding it back before it is renamed into
+    /// place. Every reader (probe, Python, stats, verify, build) opens the result with --db.
+    /// Resumable: levels already compressed in --out are kept.
+    Compress {
+        /// The database directory to compress.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// The directory to write (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Levels to compress (default: every level present).
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Values per block, a power of two 64..512 (default 256): larger blocks are a little
+        /// smaller and slower to probe.
+        #[arg(long, hide = true, value_parser = parse_block_values)]
+        block_values: Option<u8>,
     },
     /// Check every table: checksums, every entry recomputed from its children and, with
     /// depth tables, that every win and loss is realised in finitely many plies.
@@ -394,9 +421,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             mode,
             distributed,
             granule_shift,
+            compress,
         } => {
             set_threads(threads)?;
+            if compress && distributed {
+                anyhow::bail!("--compress is not supported with --distributed: compress the database afterwards with awari-solver compress");
+            }
             let opts = BuildOptions {
+                compress,
                 dir: db.clone(),
                 max_stones,
                 rules,
@@ -424,7 +456,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 if let Some(b) = bars.current() {
                     b.finish_and_clear();
                 }
-                print_row(r)
+                print_row(r);
+                if let Some(c) = &r.compressed {
+                    print_compressed(c);
+                }
             })?;
             let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
             let positions: u64 = built.iter().map(|r| r.positions).sum();
@@ -584,6 +619,42 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", plan::render(max_stones, &machine, depth));
             Ok(())
         }
+        Command::Compress {
+            db,
+            out,
+            stones,
+            threads,
+            block_values,
+        } => {
+            set_threads(threads)?;
+            let source = Levels::open(&db, None)?;
+            let bars = Bars::new();
+            let start = std::time::Instant::now();
+            let reports = awari_solver::compress::compress_db(
+                &source,
+                &out,
+                &stones,
+                block_values,
+                &bars,
+                |r| {
+                    if let Some(b) = bars.current() {
+                        b.finish_and_clear();
+                    }
+                    print_compressed(r);
+                },
+            )?;
+            let entries: u64 = reports.iter().map(|r| r.entries).sum();
+            let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
+            let source_bytes: u64 = reports.iter().map(|r| r.source_bytes).sum();
+            println!(
+                "total: {} levels, {entries} positions, {bytes} bytes ({:.3} bits per position, {:.1}× smaller) in {:.2} s",
+                reports.len(),
+                8.0 * bytes as f64 / entries.max(1) as f64,
+                source_bytes as f64 / bytes.max(1) as f64,
+                start.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
         Command::Stats {
             db,
             stones,
@@ -615,6 +686,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// One line per compressed level.
+fn print_compressed(r: &awari_solver::compress::CompressReport) {
+    let how = match r.seconds {
+        Some(s) => format!(
+            "in {s:.2} s ({:.1} M positions/s)",
+            r.entries as f64 / s.max(1e-9) / 1e6
+        ),
+        None => "kept (already compressed)".to_string(),
+    };
+    println!(
+        "level {:>2} compressed: {} positions, {} bytes, {:.3} bits per position, {how}",
+        r.level,
+        r.entries,
+        r.bytes,
+        r.bits_per_position()
+    );
+}
+
+/// `--block-values`: a power of two 64..=512, as its log2.
+fn parse_block_values(s: &str) -> Result<u8, String> {
+    let v: u32 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    match v {
+        64 | 128 | 256 | 512 => Ok(v.trailing_zeros() as u8),
+        _ => Err(format!("{v}: expected 64, 128, 256 or 512")),
     }
 }
 

@@ -235,7 +235,7 @@ impl Rounds {
         stream: &CaptureStream,
         state: &StateArray,
         progress: &dyn Progress,
-    ) {
+    ) -> Result<(), awari_db::TableError> {
         let (shift, regions) = (self.shift, self.regions);
         let mask = (1u64 << shift) - 1;
         let threads = rayon::current_num_threads().max(1);
@@ -268,7 +268,7 @@ impl Rounds {
                 }
             },
             progress,
-        );
+        )
     }
 }
 

@@ -14,17 +14,18 @@ pub fn histogram(
     all_configurations: bool,
 ) -> Result<(u64, BTreeMap<i8, u64>), DbError> {
     let table = levels.require(n)?;
-    let mut counts = table
-        .data()
-        .par_chunks(1 << 20)
-        .map(|c| {
+    let size = table.header().entries;
+    let mut counts = (0..size.div_ceil(1 << 20))
+        .into_par_iter()
+        .map(|c| -> Result<[u64; 256], DbError> {
+            let mut buf = Vec::new();
             let mut h = [0u64; 256];
-            for &b in c {
+            for &b in table.read(c << 20..((c + 1) << 20).min(size), &mut buf)? {
                 h[b as usize] += 1;
             }
-            h
+            Ok(h)
         })
-        .reduce(|| [0u64; 256], add);
+        .try_reduce(|| [0u64; 256], |a, b| Ok(add(a, b)))?;
     if all_configurations && n >= 6 {
         // Boards whose opponent pits all hold a seed: one seed in each, plus any n−6 seeds.
         // They are enumerated with the mover's row outermost, pit 5 slowest: every child of

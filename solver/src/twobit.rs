@@ -691,7 +691,7 @@ impl<'a> TwoBit<'a> {
                     }
                 },
                 progress,
-            );
+            )?;
             let masks: Vec<(usize, u128)> = exits
                 .par_chunks(CHUNK as usize)
                 .enumerate()

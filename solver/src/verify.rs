@@ -137,7 +137,7 @@ pub fn verify_level_lookup(
     progress.phase("verify", level.size());
     let failures: u64 = (0..level.size().div_ceil(CHUNK))
         .into_par_iter()
-        .map(|c| {
+        .map(|c| -> Result<u64, awari_db::TableError> {
             let start = c * CHUNK;
             let end = (start + CHUNK).min(level.size());
             let mut bad = 0u64;
@@ -149,10 +149,10 @@ pub fn verify_level_lookup(
                     rules,
                     &children,
                     (end - first).min(GROUP as u64),
-                );
+                )?;
                 for (k, board) in group.boards.iter().enumerate() {
                     let idx = first + k as u64;
-                    let stored = table.value(idx);
+                    let stored = table.value(idx)?;
                     let Some(what) = check_entry(levels, &group, k, stored, depth, idx) else {
                         continue;
                     };
@@ -161,8 +161,10 @@ pub fn verify_level_lookup(
                 }
             }
             progress.advance(end - start);
-            bad
+            Ok(bad)
         })
+        .collect::<Result<Vec<u64>, _>>()?
+        .iter()
         .sum();
     verdict.failures = failures;
     verdict.examples = examples.into_inner().expect("examples lock");
@@ -231,7 +233,7 @@ impl Group {
         rules: awari_db::Rules,
         children: &ChildLevels<'_>,
         count: u64,
-    ) {
+    ) -> Result<(), awari_db::TableError> {
         self.boards.clear();
         self.outcomes.clear();
         self.first_child.clear();
@@ -245,7 +247,9 @@ impl Group {
                     let seeds = children.seeds - u32::from(m.captures);
                     let (table, idx) = children.locate(&m.child, seeds);
                     // Its miss then overlaps the move generation of the rest of the group.
-                    crate::state::prefetch_line(&table.data()[idx as usize]);
+                    if let Some(data) = table.plain() {
+                        crate::state::prefetch_line(&data[idx as usize]);
+                    }
                     located[n] = (Some(table), idx);
                     n += 1;
                 }
@@ -256,11 +260,10 @@ impl Group {
         self.first_child.push(n);
         // Independent loads, each prefetched when located: their cache misses overlap.
         self.values.clear();
-        self.values.extend(
-            located[..n]
-                .iter()
-                .map(|&(t, idx)| t.expect("located").value(idx)),
-        );
+        for &(t, idx) in &located[..n] {
+            self.values.push(t.expect("located").value(idx)?);
+        }
+        Ok(())
     }
 }
 
@@ -422,6 +425,18 @@ pub fn verify_level_streamed(
 ) -> Result<LevelVerdict, DbError> {
     let table = levels.require(n)?;
     let rules = levels.rules();
+    // A compressed table's blocks are each decoded and checked first: a corrupt one is named
+    // (level and block) instead of stopping the passes below.
+    if let Err(e) = table.check_blocks() {
+        return Ok(LevelVerdict {
+            level: n,
+            checksum: Some(e),
+            failures: 0,
+            examples: Vec::new(),
+            depth_checked: false,
+            passes: 0,
+        });
+    }
     let stream = crate::exits::CaptureStream::new(n, rules, levels)?;
     let level = Level::new(n);
     let size = level.size();
@@ -468,17 +483,18 @@ pub fn verify_level_streamed(
                 }
             },
             progress,
-        );
+        )?;
         // 2. Non-capturing moves: the level itself, un-moved (its checksum on the first pass).
         table.advise(awari_db::Access::Sequential);
         let unit = awari_db::table::CHECKSUM_CHUNK as u64;
         let chunk_digests: Vec<u64> = (0..size.div_ceil(unit))
             .into_par_iter()
-            .map(|k| {
+            .map(|k| -> Result<u64, TableError> {
                 let start = k * unit;
                 let end = (start + unit).min(size);
-                let values = &table.data()[start as usize..end as usize];
-                let digest = if b == 0 && !table.is_raw() {
+                let mut buf = Vec::new();
+                let values = table.read(start..end, &mut buf)?;
+                let digest = if b == 0 && !table.is_raw() && !table.is_compressed() {
                     awari_db::table::chunk_digest(values)
                 } else {
                     0
@@ -490,7 +506,7 @@ pub fn verify_level_streamed(
                     .into_par_iter()
                     .for_each(|from| {
                         let to = (from + COMPARE_CHUNK).min(end);
-                        let values = &table.data()[from as usize..to as usize];
+                        let values = &values[(from - start) as usize..(to - start) as usize];
                         let mut batch = Vec::with_capacity(RAISE_BATCH + 12);
                         for (child, &v) in level.boards(from..to).zip(values) {
                             let code = candidate_code(-(v as i8));
@@ -507,9 +523,9 @@ pub fn verify_level_streamed(
                         raise(&batch);
                         progress.advance(to - from);
                     });
-                digest
+                Ok(digest)
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         if b == 0 {
             digests = chunk_digests;
         }
@@ -519,12 +535,14 @@ pub fn verify_level_streamed(
             .step_by(COMPARE_CHUNK as usize)
             .collect::<Vec<_>>()
             .into_par_iter()
-            .map(|start| {
+            .map(|start| -> Result<u64, TableError> {
                 let end = (start + COMPARE_CHUNK).min(range.end);
                 let mut counter = awari_db::QuietMoves::new();
                 let mut bad = 0u64;
+                let mut buf = Vec::new();
+                let stored_values = table.read(start..end, &mut buf)?;
                 for (idx, board) in (start..end).zip(level.boards(start..end)) {
-                    let stored = table.value(idx);
+                    let stored = stored_values[(idx - start) as usize] as i8;
                     let code = words[(idx - lo) as usize].load(Relaxed);
                     let what = match counter.count(&board, rules) {
                         Err(t) if code != 0 => Some(format!(
@@ -548,10 +566,22 @@ pub fn verify_level_streamed(
                     keep_example(&examples, keep, n, idx, board, what);
                 }
                 progress.advance(end - start);
-                bad
+                Ok(bad)
             })
+            .collect::<Result<Vec<u64>, _>>()?
+            .iter()
             .sum::<u64>();
         table.advise(awari_db::Access::Normal);
+    }
+    if table.is_compressed() {
+        return Ok(LevelVerdict {
+            level: n,
+            checksum: table.verify().err(),
+            failures,
+            examples: sorted(examples),
+            depth_checked: false,
+            passes: passes as u32,
+        });
     }
     let checksum = (!table.is_raw())
         .then(|| awari_db::table::combine_digests(&digests))
@@ -571,6 +601,12 @@ pub fn verify_level_streamed(
         depth_checked: false,
         passes: passes as u32,
     })
+}
+
+fn sorted(examples: Mutex<Vec<Mismatch>>) -> Vec<Mismatch> {
+    let mut examples = examples.into_inner().expect("examples lock");
+    examples.sort_by_key(|m| m.index);
+    examples
 }
 
 /// The accumulator code of a candidate value: 0 is "no candidate yet", and larger codes are

@@ -31,6 +31,7 @@ fn compare_finds_one_difference_and_passes_identical_directories() {
         memory: None,
         depth: false,
         mode: Mode::InMemory,
+        compress: false,
     };
     build(&opts, &Silent, |_| {}).unwrap();
     let vu = temp("vu");

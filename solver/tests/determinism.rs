@@ -116,6 +116,7 @@ fn auto_mode_switches_to_low_memory_under_a_small_budget() {
         memory: Some(10 << 20),
         depth: false,
         mode: Mode::Auto,
+        compress: false,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)

@@ -25,6 +25,7 @@ fn options(dir: &Path, rules: Rules, max: u32) -> BuildOptions {
         memory: None,
         depth: false,
         mode: Mode::InMemory,
+        compress: false,
     }
 }
 

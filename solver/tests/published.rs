@@ -23,6 +23,7 @@ fn lincke_histograms_and_vu_example() {
         memory: None,
         depth: false,
         mode: Default::default(),
+        compress: false,
     };
     let (levels, reports) = build(&opts, &Silent, |_| {}).unwrap();
     assert_eq!(reports.len(), 17);

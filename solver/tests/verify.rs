@@ -86,7 +86,7 @@ fn verify_passes_and_catches_corruption() {
         copy_db(&dir, &bad, 16);
         let level = Level::new(12);
         let table = open_values(&bad, 12);
-        let mut data = table.data().to_vec();
+        let mut data = table.plain().unwrap().to_vec();
         let idx = 123_456u64;
         let board = level.unrank(idx);
         data[idx as usize] = (data[idx as usize] as i8).wrapping_add(2) as u8;
@@ -119,11 +119,11 @@ fn verify_passes_and_catches_corruption() {
         )
         .unwrap();
         let idx = (0..values.header().entries)
-            .find(|&i| values.value(i) > 0 && depth.entry(i) >= 3)
+            .find(|&i| values.value(i).unwrap() > 0 && depth.entry(i) >= 3)
             .expect("a won position with depth >= 3");
         let board = Level::new(14).unrank(idx);
         assert_eq!(depth.header().entry_bytes, 1);
-        let mut d = depth.data().to_vec();
+        let mut d = depth.plain().unwrap().to_vec();
         d[idx as usize] = 0;
         drop(depth);
         write_table(depth_path(&bad, 14), Header::depth(Rules::Awari, 14, 1), &d).unwrap();

@@ -1,0 +1,853 @@
+//! The compressed values table: one level in blocks of canonical-Huffman codes, each block
+//! decodable on its own, so that one value costs one block decode.
+//!
+//! ```text
+//! offset size  field
+//!      0    8  magic, b"AWARICV\x1a"
+//!      8    4  format version, u32 LE (currently 1)
+//!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
+//!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
+//!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1)
+//!     15    1  log2 of the values per block, 6..=9 (written: 8, 256 values)
+//!     16    4  seed count n of the level, u32 LE
+//!     20    4  model length, u32 LE: (2n+1)² bytes
+//!     24    8  entry count, u64 LE (= size of the level)
+//!     32    8  index offset, u64 LE (= 64 + model length)
+//!     40    8  data offset, u64 LE (= index offset + groups × 392)
+//!     48    8  checksum of bytes 64..end of file, u64 LE (the plain table's chunked XXH3)
+//!     56    8  checksum of the model, u64 LE (XXH3-64), checked on open
+//!     64    …  model: for each previous value p = −n..n, the code length (0..=11, 0 = unused)
+//!              of each value v = −n..n, one byte each
+//!      …    …  index: one 392-byte record per group of 64 blocks
+//!                  0   8  byte offset of the group's first block in the data, u64 LE
+//!                  8 128  end of each block, relative to the group, u16 LE × 64
+//!                136 256  XXH3-64 of each block's bytes, low 32 bits, u32 LE × 64
+//!              (unused slots of the last group are zero)
+//!      …    …  data: the blocks, each starting on a byte, then 8 zero bytes
+//! ```
+//!
+//! A block holds `2^k` consecutive values (the last one fewer). Value v is symbol v+n; the
+//! code of a symbol is the one of its context, the previous value in the block (value 0 for
+//! the block's first). Codes are written least-significant bit first, bit-reversed, so the
+//! decoder reads them with one table lookup of the next 11 bits.
+//!
+//! Why blocks of 256: a random probe decodes on average half a block, about 128 symbols at a
+//! few nanoseconds each, which is of the order of the cache miss it costs to reach the block;
+//! the index (48 bits a block: offset and checksum) costs 0.19 bits per position. Blocks of 512
+//! halve that but double the decode (`scripts/bench-compress.sh` measures both).
+//!
+//! Every block decode checks the block's checksum, and that its codes end on its last byte:
+//! a corrupt block is an error naming the level and the block, never a wrong value.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::TableError;
+use crate::index::level_size;
+use crate::rules::Rules;
+use crate::table::{self, checksum, Header, INDEX_ROMEIN_BAL};
+
+/// The first eight bytes of a compressed values table.
+pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
+/// The compressed format version this library writes and reads.
+pub const VERSION: u32 = 1;
+/// The coder code of order-1 canonical Huffman.
+pub const CODER_HUFFMAN_ORDER1: u8 = 1;
+/// Size of the header.
+pub const HEADER_LEN: usize = 64;
+/// Blocks per index group.
+pub const GROUP_BLOCKS: usize = 64;
+/// Bytes of one index group record.
+pub const GROUP_RECORD: usize = 8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS;
+/// The longest code, in bits (the decoder looks this many bits up at once).
+pub const MAX_CODE_LEN: u32 = 11;
+/// log2 of the values per block written by [`compress`] by default.
+pub const DEFAULT_BLOCK_LOG2: u8 = 8;
+/// Zero bytes after the data, so that the decoder may always read 8 bytes at once.
+const TAIL: usize = 8;
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
+    move |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The header fields of a compressed table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompressedHeader {
+    /// The rule set.
+    pub rules: Rules,
+    /// The level.
+    pub seeds: u32,
+    /// log2 of the values per block.
+    pub block_log2: u8,
+    /// Number of entries (the level size).
+    pub entries: u64,
+    /// Offset of the index.
+    pub index_offset: u64,
+    /// Offset of the data.
+    pub data_offset: u64,
+    /// Checksum of everything after the header.
+    pub checksum: u64,
+    /// Checksum of the model.
+    pub model_checksum: u64,
+}
+
+impl CompressedHeader {
+    fn symbols(&self) -> usize {
+        2 * self.seeds as usize + 1
+    }
+
+    fn blocks(&self) -> u64 {
+        self.entries.div_ceil(1 << self.block_log2)
+    }
+
+    fn groups(&self) -> u64 {
+        self.blocks().div_ceil(GROUP_BLOCKS as u64)
+    }
+
+    /// The header as written to disk.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[12] = self.rules.code();
+        h[13] = INDEX_ROMEIN_BAL;
+        h[14] = CODER_HUFFMAN_ORDER1;
+        h[15] = self.block_log2;
+        h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
+        h[20..24].copy_from_slice(&((self.symbols() * self.symbols()) as u32).to_le_bytes());
+        h[24..32].copy_from_slice(&self.entries.to_le_bytes());
+        h[32..40].copy_from_slice(&self.index_offset.to_le_bytes());
+        h[40..48].copy_from_slice(&self.data_offset.to_le_bytes());
+        h[48..56].copy_from_slice(&self.checksum.to_le_bytes());
+        h[56..64].copy_from_slice(&self.model_checksum.to_le_bytes());
+        h
+    }
+
+    /// Parse and check a header read from `path` (its first bytes are the magic).
+    pub fn from_bytes(path: &Path, h: &[u8]) -> Result<CompressedHeader, TableError> {
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+        let mismatch = |field, expected: String, got: String| TableError::Mismatch {
+            path: path.to_path_buf(),
+            field,
+            expected,
+            got,
+        };
+        if h.len() < HEADER_LEN || h[0..8] != MAGIC {
+            let mut got = [0u8; 8];
+            let k = h.len().min(8);
+            got[..k].copy_from_slice(&h[..k]);
+            return Err(TableError::BadMagic {
+                path: path.to_path_buf(),
+                expected: MAGIC,
+                got,
+            });
+        }
+        let version = u32_at(8);
+        if version != VERSION {
+            return Err(TableError::BadVersion {
+                path: path.to_path_buf(),
+                expected: VERSION,
+                got: version,
+            });
+        }
+        let rules = Rules::from_code(h[12])
+            .ok_or_else(|| mismatch("rule set", "0, 1 or 2".into(), h[12].to_string()))?;
+        if h[13] != INDEX_ROMEIN_BAL {
+            return Err(mismatch(
+                "index scheme",
+                INDEX_ROMEIN_BAL.to_string(),
+                h[13].to_string(),
+            ));
+        }
+        if h[14] != CODER_HUFFMAN_ORDER1 {
+            return Err(mismatch(
+                "coder",
+                CODER_HUFFMAN_ORDER1.to_string(),
+                h[14].to_string(),
+            ));
+        }
+        let block_log2 = h[15];
+        if !(6..=9).contains(&block_log2) {
+            return Err(mismatch(
+                "log2 values per block",
+                "6..=9".into(),
+                block_log2.to_string(),
+            ));
+        }
+        let seeds = u32_at(16);
+        if seeds > 48 {
+            return Err(mismatch("seed count", "0..=48".into(), seeds.to_string()));
+        }
+        let entries = u64_at(24);
+        if entries != level_size(seeds) {
+            return Err(mismatch(
+                "entry count",
+                level_size(seeds).to_string(),
+                entries.to_string(),
+            ));
+        }
+        let header = CompressedHeader {
+            rules,
+            seeds,
+            block_log2,
+            entries,
+            index_offset: u64_at(32),
+            data_offset: u64_at(40),
+            checksum: u64_at(48),
+            model_checksum: u64_at(56),
+        };
+        let model_len = (header.symbols() * header.symbols()) as u64;
+        if u64::from(u32_at(20)) != model_len {
+            return Err(mismatch(
+                "model length",
+                model_len.to_string(),
+                u32_at(20).to_string(),
+            ));
+        }
+        if header.index_offset != HEADER_LEN as u64 + model_len {
+            return Err(mismatch(
+                "index offset",
+                (HEADER_LEN as u64 + model_len).to_string(),
+                header.index_offset.to_string(),
+            ));
+        }
+        let data_offset = header.index_offset + header.groups() * GROUP_RECORD as u64;
+        if header.data_offset != data_offset {
+            return Err(mismatch(
+                "data offset",
+                data_offset.to_string(),
+                header.data_offset.to_string(),
+            ));
+        }
+        Ok(header)
+    }
+
+    /// The plain-table header this table stands for (its checksum is this file's).
+    pub fn values_header(&self) -> Header {
+        Header {
+            checksum: self.checksum,
+            ..Header::values(self.rules, self.seeds)
+        }
+    }
+}
+
+/// Code lengths of one context: canonical Huffman limited to [`MAX_CODE_LEN`] bits.
+fn code_lengths(counts: &[u64]) -> Vec<u8> {
+    let used: Vec<usize> = (0..counts.len()).filter(|&s| counts[s] > 0).collect();
+    let mut lengths = vec![0u8; counts.len()];
+    match used.len() {
+        0 => return lengths,
+        1 => {
+            lengths[used[0]] = 1;
+            return lengths;
+        }
+        _ => {}
+    }
+    let mut weights: Vec<u64> = used.iter().map(|&s| counts[s]).collect();
+    loop {
+        // Huffman by repeated merging of the two lightest (at most 97 symbols: quadratic is fine).
+        let mut nodes: Vec<(u64, Vec<usize>)> = weights
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| (w, vec![k]))
+            .collect();
+        let mut depth = vec![0u32; used.len()];
+        while nodes.len() > 1 {
+            nodes.sort_by(|a, b| b.0.cmp(&a.0));
+            let (wa, a) = nodes.pop().expect("two nodes");
+            let (wb, b) = nodes.pop().expect("two nodes");
+            for &k in a.iter().chain(&b) {
+                depth[k] += 1;
+            }
+            nodes.push((wa + wb, [a, b].concat()));
+        }
+        if depth.iter().all(|&d| d <= MAX_CODE_LEN) {
+            for (k, &s) in used.iter().enumerate() {
+                lengths[s] = depth[k] as u8;
+            }
+            return lengths;
+        }
+        // Too deep: flatten the distribution and try again (rare symbols only).
+        for w in &mut weights {
+            *w = (*w >> 1).max(1);
+        }
+    }
+}
+
+/// Canonical codes (MSB-first values) for code lengths.
+fn canonical_codes(lengths: &[u8]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..lengths.len()).filter(|&s| lengths[s] > 0).collect();
+    order.sort_by_key(|&s| (lengths[s], s));
+    let mut codes = vec![0u32; lengths.len()];
+    let mut code = 0u32;
+    let mut prev_len = 0u8;
+    for &s in &order {
+        code <<= lengths[s] - prev_len;
+        prev_len = lengths[s];
+        codes[s] = code;
+        code += 1;
+    }
+    codes
+}
+
+fn reverse(code: u32, len: u8) -> u32 {
+    code.reverse_bits() >> (32 - u32::from(len))
+}
+
+/// Whether code lengths form a complete-or-under-full prefix code (Kraft sum ≤ 1).
+fn kraft_ok(lengths: &[u8]) -> bool {
+    let sum: u64 = lengths
+        .iter()
+        .filter(|&&l| l > 0)
+        .map(|&l| 1u64 << (MAX_CODE_LEN - u32::from(l)))
+        .sum();
+    sum <= 1 << MAX_CODE_LEN
+}
+
+/// The model of a level: code lengths per context, with encode and decode tables.
+#[derive(Debug)]
+struct Model {
+    symbols: usize,
+    /// Per context, 2^11 entries: symbol << 4 | length; 0 = no code (corrupt data).
+    decode: Vec<u16>,
+    /// Per context and symbol: (reversed code, length).
+    encode: Vec<(u32, u8)>,
+}
+
+impl Model {
+    fn from_lengths(symbols: usize, lengths: &[u8]) -> Option<Model> {
+        let size = 1usize << MAX_CODE_LEN;
+        let mut decode = vec![0u16; symbols * size];
+        let mut encode = vec![(0u32, 0u8); symbols * symbols];
+        for c in 0..symbols {
+            let row = &lengths[c * symbols..(c + 1) * symbols];
+            if row.iter().any(|&l| u32::from(l) > MAX_CODE_LEN) || !kraft_ok(row) {
+                return None;
+            }
+            let codes = canonical_codes(row);
+            for s in 0..symbols {
+                let l = row[s];
+                if l == 0 {
+                    continue;
+                }
+                let r = reverse(codes[s], l);
+                encode[c * symbols + s] = (r, l);
+                let entry = ((s as u16) << 4) | u16::from(l);
+                let mut k = r as usize;
+                while k < size {
+                    decode[c * size + k] = entry;
+                    k += 1 << l;
+                }
+            }
+        }
+        Some(Model {
+            symbols,
+            decode,
+            encode,
+        })
+    }
+}
+
+/// What went wrong in one block.
+fn bad_block(path: &Path, seeds: u32, block: u64, what: &str) -> TableError {
+    TableError::CorruptBlock {
+        path: path.to_path_buf(),
+        seeds,
+        block,
+        what: what.to_string(),
+    }
+}
+
+/// An open compressed table (the mapping and its decoder).
+#[derive(Debug)]
+pub struct Compressed {
+    path: PathBuf,
+    header: CompressedHeader,
+    map: Mmap,
+    model: Model,
+}
+
+impl Compressed {
+    /// Open a mapped compressed table: check the header, the length and the model.
+    pub(crate) fn open(path: &Path, file: &File) -> Result<Compressed, TableError> {
+        let len = file.metadata().map_err(io_err(path))?.len();
+        // SAFETY: as for plain tables (see `table::map_file`): read-only, private, and files are
+        // only ever renamed into place; the slice length is fixed here.
+        let map = unsafe { Mmap::map(file) }.map_err(io_err(path))?;
+        let header = CompressedHeader::from_bytes(path, &map[..(len as usize).min(HEADER_LEN)])?;
+        let min_len = header.data_offset + TAIL as u64;
+        if len < min_len {
+            return Err(TableError::BadLength {
+                path: path.to_path_buf(),
+                expected: min_len,
+                got: len,
+            });
+        }
+        let symbols = header.symbols();
+        let lengths = &map[HEADER_LEN..header.index_offset as usize];
+        let got = xxh3_64(lengths);
+        if got != header.model_checksum {
+            return Err(TableError::BadChecksum {
+                path: path.to_path_buf(),
+                expected: header.model_checksum,
+                got,
+            });
+        }
+        let model = Model::from_lengths(symbols, lengths).ok_or_else(|| TableError::Mismatch {
+            path: path.to_path_buf(),
+            field: "model",
+            expected: "prefix codes of at most 11 bits".into(),
+            got: "invalid code lengths".into(),
+        })?;
+        let table = Compressed {
+            path: path.to_path_buf(),
+            header,
+            map,
+            model,
+        };
+        // The last block must end where the data does: a truncated or padded file is caught
+        // here, not at the first probe of its end.
+        let data_len = len - header.data_offset - TAIL as u64;
+        if header.entries > 0 {
+            let last = header.blocks() - 1;
+            let (_, end, _) = table.block_span(last);
+            if end != data_len {
+                return Err(TableError::BadLength {
+                    path: path.to_path_buf(),
+                    expected: header.data_offset + end + TAIL as u64,
+                    got: len,
+                });
+            }
+        }
+        Ok(table)
+    }
+
+    /// The header.
+    pub fn header(&self) -> &CompressedHeader {
+        &self.header
+    }
+
+    /// The mapping (for `madvise`).
+    pub(crate) fn map(&self) -> &Mmap {
+        &self.map
+    }
+
+    /// Bytes on disk.
+    pub fn file_len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    fn record(&self, group: u64) -> &[u8] {
+        let o = self.header.index_offset as usize + group as usize * GROUP_RECORD;
+        &self.map[o..o + GROUP_RECORD]
+    }
+
+    /// Block `b`'s byte range in the data, and its recorded checksum.
+    fn block_span(&self, b: u64) -> (u64, u64, u32) {
+        let g = b / GROUP_BLOCKS as u64;
+        let j = (b % GROUP_BLOCKS as u64) as usize;
+        let r = self.record(g);
+        let base = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
+        let end_at = |j: usize| u64::from(u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]]));
+        let start = if j == 0 { 0 } else { end_at(j - 1) };
+        let o = 136 + 4 * j;
+        let sum = u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
+        (base + start, base + end_at(j), sum)
+    }
+
+    /// The bytes of block `b`, checked against its checksum, with the data after it (the
+    /// decoder reads up to 8 bytes past a code).
+    fn block(&self, b: u64) -> Result<(&[u8], usize), TableError> {
+        let (start, end, sum) = self.block_span(b);
+        let data = &self.map[self.header.data_offset as usize..];
+        if start > end || end as usize + TAIL > data.len() {
+            return Err(bad_block(
+                &self.path,
+                self.header.seeds,
+                b,
+                "its index entry points outside the data",
+            ));
+        }
+        let bytes = &data[start as usize..end as usize];
+        if xxh3_64(bytes) as u32 != sum {
+            return Err(bad_block(
+                &self.path,
+                self.header.seeds,
+                b,
+                "checksum mismatch",
+            ));
+        }
+        Ok((&data[start as usize..], (end - start) as usize))
+    }
+
+    /// Decode values `first..first+out.len()` of block `b` into `out` (the first decoded
+    /// value is the block's `first`-th); checks the block whole only when it is decoded to
+    /// its end.
+    fn decode_block(&self, b: u64, first: usize, out: &mut [i8]) -> Result<(), TableError> {
+        let (bytes, len) = self.block(b)?;
+        let n = self.header.seeds as i32;
+        let symbols = self.model.symbols;
+        let size = 1usize << MAX_CODE_LEN;
+        let mask = (size - 1) as u64;
+        let mut pos = 0usize; // bits
+        let mut ctx = n as usize; // value 0
+        let stop = first + out.len();
+        let block_values = self.block_values(b);
+        let full = stop == block_values;
+        let decode = &self.model.decode;
+        for k in 0..stop {
+            let at = pos >> 3;
+            if at > len {
+                return Err(bad_block(
+                    &self.path,
+                    self.header.seeds,
+                    b,
+                    "codes run past its end",
+                ));
+            }
+            let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+            let e = decode[ctx * size + ((word >> (pos & 7)) & mask) as usize];
+            if e == 0 {
+                return Err(bad_block(
+                    &self.path,
+                    self.header.seeds,
+                    b,
+                    "an invalid code",
+                ));
+            }
+            pos += usize::from(e & 15);
+            let s = usize::from(e >> 4);
+            debug_assert!(s < symbols);
+            if k >= first {
+                out[k - first] = (s as i32 - n) as i8;
+            }
+            ctx = s;
+        }
+        if pos.div_ceil(8) > len || (full && pos.div_ceil(8) != len) {
+            return Err(bad_block(
+                &self.path,
+                self.header.seeds,
+                b,
+                "its codes do not end on its last byte",
+            ));
+        }
+        Ok(())
+    }
+
+    fn block_values(&self, b: u64) -> usize {
+        let per = 1u64 << self.header.block_log2;
+        (self.header.entries - b * per).min(per) as usize
+    }
+
+    /// The value of entry `i`.
+    pub fn value(&self, i: u64) -> Result<i8, TableError> {
+        let b = i >> self.header.block_log2;
+        let k = (i & ((1 << self.header.block_log2) - 1)) as usize;
+        let mut v = [0i8; 1];
+        self.decode_block(b, k, &mut v)?;
+        Ok(v[0])
+    }
+
+    /// Decode entries `start..start + out.len()` into `out` (as bytes, like a plain table).
+    pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<(), TableError> {
+        let per = 1u64 << self.header.block_log2;
+        let end = start + out.len() as u64;
+        let mut i = start;
+        while i < end {
+            let b = i / per;
+            let k = (i % per) as usize;
+            let take = ((per - k as u64).min(end - i)) as usize;
+            let o = (i - start) as usize;
+            let dst: &mut [i8] = bytemuck_i8(&mut out[o..o + take]);
+            self.decode_block(b, k, dst)?;
+            i += take as u64;
+        }
+        Ok(())
+    }
+
+    /// Decode every block (on all cores) and check each: the first corrupt one is the error.
+    pub fn check_blocks(&self) -> Result<(), TableError> {
+        let per = 1usize << self.header.block_log2;
+        (0..self.header.blocks())
+            .into_par_iter()
+            .try_for_each_init(
+                || vec![0i8; per],
+                |out, b| {
+                    let len = self.block_values(b);
+                    self.decode_block(b, 0, &mut out[..len])
+                },
+            )
+    }
+
+    /// Recompute the checksum of everything after the header and compare it.
+    pub fn verify(&self) -> Result<(), TableError> {
+        let got = checksum(&self.map[HEADER_LEN..]);
+        if got != self.header.checksum {
+            return Err(TableError::BadChecksum {
+                path: self.path.clone(),
+                expected: self.header.checksum,
+                got,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn bytemuck_i8(b: &mut [u8]) -> &mut [i8] {
+    // SAFETY: u8 and i8 have the same size, alignment and validity (every bit pattern).
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<i8>(), b.len()) }
+}
+
+/// LSB-first bit writer.
+struct Bits {
+    out: Vec<u8>,
+    acc: u64,
+    fill: u32,
+}
+
+impl Bits {
+    fn new() -> Bits {
+        Bits {
+            out: Vec::new(),
+            acc: 0,
+            fill: 0,
+        }
+    }
+
+    fn put(&mut self, code: u32, len: u8) {
+        self.acc |= u64::from(code) << self.fill;
+        self.fill += u32::from(len);
+        while self.fill >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.fill -= 8;
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.fill > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.acc = 0;
+        self.fill = 0;
+    }
+}
+
+fn symbol(path: &Path, n: u32, i: u64, v: u8) -> Result<usize, TableError> {
+    let v = v as i8 as i32;
+    if v.unsigned_abs() > n {
+        return Err(TableError::Mismatch {
+            path: path.to_path_buf(),
+            field: "value",
+            expected: format!("-{n}..={n} at entry {i}"),
+            got: v.to_string(),
+        });
+    }
+    Ok((v + n as i32) as usize)
+}
+
+/// What [`compress`] reports.
+#[derive(Clone, Copy, Debug)]
+pub struct CompressedSize {
+    /// Entries of the level.
+    pub entries: u64,
+    /// Bytes of the compressed file.
+    pub bytes: u64,
+}
+
+impl CompressedSize {
+    /// Bits per position of the whole file (header, model and index included).
+    pub fn bits_per_position(&self) -> f64 {
+        8.0 * self.bytes as f64 / self.entries.max(1) as f64
+    }
+}
+
+/// Values per batch of the streamed compression (a multiple of a group).
+const BATCH: u64 = 1 << 24;
+
+/// Compress a level whose values `read` gives (entries `start..start + buf.len()` into
+/// `buf`), to the compressed table `path`: two streamed passes (count, encode) over the
+/// source, then the file is decoded back and compared with the source before it is renamed
+/// into place. `progress` is told the pass (0 count, 1 encode, 2 check) and how many entries
+/// it has done.
+pub fn compress(
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    block_log2: u8,
+    read: &(dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync),
+    progress: &(dyn Fn(u8, u64) + Sync),
+) -> Result<CompressedSize, TableError> {
+    assert!((6..=9).contains(&block_log2), "blocks of 64..512 values");
+    let entries = level_size(seeds);
+    let n = seeds;
+    let symbols = 2 * n as usize + 1;
+    let per = 1u64 << block_log2;
+    let group_values = per * GROUP_BLOCKS as u64;
+    let batches: Vec<u64> = (0..entries).step_by(BATCH as usize).collect();
+    let src = path;
+
+    // Pass 1: the counts per context.
+    let mut counts = vec![0u64; symbols * symbols];
+    for &start in &batches {
+        let end = (start + BATCH).min(entries);
+        let mut buf = vec![0u8; (end - start) as usize];
+        read(start, &mut buf)?;
+        let part = buf
+            .par_chunks(per as usize * 16)
+            .enumerate()
+            .map(|(c, chunk)| -> Result<Vec<u64>, TableError> {
+                let mut k = vec![0u64; symbols * symbols];
+                for (bi, block) in chunk.chunks(per as usize).enumerate() {
+                    let mut ctx = n as usize;
+                    for (j, &v) in block.iter().enumerate() {
+                        let i = start + (c * 16 + bi) as u64 * per + j as u64;
+                        let s = symbol(src, n, i, v)?;
+                        k[ctx * symbols + s] += 1;
+                        ctx = s;
+                    }
+                }
+                Ok(k)
+            })
+            .try_reduce(
+                || vec![0u64; symbols * symbols],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    Ok(a)
+                },
+            )?;
+        counts.iter_mut().zip(&part).for_each(|(x, y)| *x += y);
+        progress(0, end);
+    }
+    let lengths: Vec<u8> = (0..symbols)
+        .flat_map(|c| code_lengths(&counts[c * symbols..(c + 1) * symbols]))
+        .collect();
+    let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
+
+    // Pass 2: encode group by group, in parallel within a batch; the index records go to
+    // their place, the data after them in order.
+    let groups = entries.div_ceil(per).div_ceil(GROUP_BLOCKS as u64);
+    let index_offset = (HEADER_LEN + lengths.len()) as u64;
+    let data_offset = index_offset + groups * GROUP_RECORD as u64;
+    let mut header = CompressedHeader {
+        rules,
+        seeds,
+        block_log2,
+        entries,
+        index_offset,
+        data_offset,
+        checksum: 0,
+        model_checksum: xxh3_64(&lengths),
+    };
+    let tmp = table::tmp_path(path);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(io_err(&tmp))?;
+    file.write_all_at(&header.to_bytes(), 0)
+        .map_err(io_err(&tmp))?;
+    file.write_all_at(&lengths, HEADER_LEN as u64)
+        .map_err(io_err(&tmp))?;
+    let mut cursor = 0u64;
+    let batch_values = BATCH.div_ceil(group_values) * group_values;
+    let mut start = 0u64;
+    while start < entries {
+        let end = (start + batch_values).min(entries);
+        let mut buf = vec![0u8; (end - start) as usize];
+        read(start, &mut buf)?;
+        let encoded: Vec<(Vec<u8>, Vec<u8>)> = buf
+            .par_chunks(group_values as usize)
+            .map(|group| {
+                let mut bits = Bits::new();
+                let mut record = vec![0u8; GROUP_RECORD];
+                for (j, block) in group.chunks(per as usize).enumerate() {
+                    let from = bits.out.len();
+                    let mut ctx = n as usize;
+                    for &v in block {
+                        let s = (v as i8 as i32 + n as i32) as usize; // checked in pass 1
+                        let (code, len) = model.encode[ctx * symbols + s];
+                        bits.put(code, len);
+                        ctx = s;
+                    }
+                    bits.finish();
+                    let end = bits.out.len();
+                    let rel = u16::try_from(end).expect("a group of blocks fits 64 KiB");
+                    record[8 + 2 * j..10 + 2 * j].copy_from_slice(&rel.to_le_bytes());
+                    let sum = xxh3_64(&bits.out[from..end]) as u32;
+                    record[136 + 4 * j..140 + 4 * j].copy_from_slice(&sum.to_le_bytes());
+                }
+                (record, bits.out)
+            })
+            .collect();
+        let first_group = start / group_values;
+        let mut records = Vec::with_capacity(encoded.len() * GROUP_RECORD);
+        let mut data = Vec::new();
+        for (mut record, bytes) in encoded {
+            record[0..8].copy_from_slice(&cursor.to_le_bytes());
+            records.extend_from_slice(&record);
+            cursor += bytes.len() as u64;
+            data.extend_from_slice(&bytes);
+        }
+        file.write_all_at(
+            &records,
+            index_offset + first_group * GROUP_RECORD as u64,
+        )
+        .map_err(io_err(&tmp))?;
+        file.write_all_at(&data, data_offset + cursor - data.len() as u64)
+            .map_err(io_err(&tmp))?;
+        progress(1, end);
+        start = end;
+    }
+    file.write_all_at(&[0u8; TAIL], data_offset + cursor)
+        .map_err(io_err(&tmp))?;
+    file.sync_data().map_err(io_err(&tmp))?;
+
+    // Pass 3: decode it back and compare, then the checksum, the header, and the rename.
+    let decoded = Compressed::open(&tmp, &file)?;
+    let mut start = 0u64;
+    while start < entries {
+        let end = (start + BATCH).min(entries);
+        let mut want = vec![0u8; (end - start) as usize];
+        read(start, &mut want)?;
+        want.par_chunks(1 << 20)
+            .enumerate()
+            .try_for_each(|(c, w)| -> Result<(), TableError> {
+                let from = start + (c << 20) as u64;
+                let mut got = vec![0u8; w.len()];
+                decoded.read_into(from, &mut got)?;
+                if let Some(k) = (0..w.len()).find(|&k| got[k] != w[k]) {
+                    return Err(TableError::Mismatch {
+                        path: tmp.clone(),
+                        field: "decoded value",
+                        expected: format!("{} at entry {}", w[k] as i8, from + k as u64),
+                        got: (got[k] as i8).to_string(),
+                    });
+                }
+                Ok(())
+            })?;
+        progress(2, end);
+        start = end;
+    }
+    header.checksum = checksum(&decoded.map[HEADER_LEN..]);
+    drop(decoded);
+    file.write_all_at(&header.to_bytes(), 0)
+        .map_err(io_err(&tmp))?;
+    file.sync_all().map_err(io_err(&tmp))?;
+    let bytes = file.metadata().map_err(io_err(&tmp))?.len();
+    drop(file);
+    table::rename_into_place(&tmp, path)?;
+    Ok(CompressedSize { entries, bytes })
+}
