@@ -1,5 +1,5 @@
-//! The compressed values table: one level in blocks of canonical-Huffman codes, each block
-//! decodable on its own, so that one value costs one block decode.
+//! The compressed values table: one level in segments of canonical-Huffman codes, each
+//! decodable on its own, so that one value costs at most one segment decode (64 values).
 //!
 //! ```text
 //! offset size  field
@@ -8,36 +8,39 @@
 //!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
 //!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
 //!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1)
-//!     15    1  log2 of the values per block, 6..=9 (written: 8, 256 values)
+//!     15    1  log2 of the values per segment: 6 (64 values)
 //!     16    4  seed count n of the level, u32 LE
 //!     20    4  model length, u32 LE: (2n+1)² bytes
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  index offset, u64 LE (= 64 + model length)
-//!     40    8  data offset, u64 LE (= index offset + groups × 392)
+//!     40    8  data offset, u64 LE (= index offset + groups × 120)
 //!     48    8  checksum of bytes 64..end of file, u64 LE (the plain table's chunked XXH3)
 //!     56    8  checksum of the model, u64 LE (XXH3-64), checked on open
 //!     64    …  model: for each previous value p = −n..n, the code length (0..=11, 0 = unused)
 //!              of each value v = −n..n, one byte each
-//!      …    …  index: one 392-byte record per group of 64 blocks
+//!      …    …  index: one 120-byte record per group of 8 blocks (4096 values)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
-//!                  8 128  end of each block, relative to the group, u16 LE × 64
-//!                136 256  XXH3-64 of each block's bytes, low 32 bits, u32 LE × 64
+//!                  8  16  start of each block, relative to the group, u16 LE × 8
+//!                 24  32  XXH3-64 of each block's bytes, low 32 bits, u32 LE × 8
+//!                 56  64  length in bytes of each segment, u8 × 64 (8 per block)
 //!              (unused slots of the last group are zero)
-//!      …    …  data: the blocks, each starting on a byte, then 8 zero bytes
+//!      …    …  data: the blocks, then 8 zero bytes
+//!
+//!   block (512 values, one checksum) = 8 segments (64 values each, starting on a byte)
 //! ```
 //!
-//! A block holds `2^k` consecutive values (the last one fewer). Value v is symbol v+n; the
-//! code of a symbol is the one of its context, the previous value in the block (value 0 for
-//! the block's first). Codes are written least-significant bit first, bit-reversed, so the
-//! decoder reads them with one table lookup of the next 11 bits.
+//! Value v is symbol v+n. A symbol is coded with the code of its context, the previous value
+//! in its segment (value 0 for the segment's first). Codes are written least-significant bit
+//! first, bit-reversed, so the decoder reads each with one lookup of the next 11 bits.
 //!
-//! Why blocks of 256: a random probe decodes on average half a block, about 128 symbols at a
-//! few nanoseconds each, which is of the order of the cache miss it costs to reach the block;
-//! the index (48 bits a block: offset and checksum) costs 0.19 bits per position. Blocks of 512
-//! halve that but double the decode (`scripts/bench-compress.sh` measures both).
+//! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed) and
+//! decodes on average half a segment, 32 dependent table lookups; the index costs 0.23 bits
+//! per position (an offset, a checksum and 8 segment lengths per block). Segments of 256
+//! values with a checksum each cost 0.19 bits but made probes 4× slower
+//! (`scripts/bench-compress.sh` measures the probe against the plain table).
 //!
-//! Every block decode checks the block's checksum, and that its codes end on its last byte:
-//! a corrupt block is an error naming the level and the block, never a wrong value.
+//! Every decode checks the block's checksum, and a whole segment's codes must end on its
+//! last byte: a corrupt block is an error naming the level and the block, never a wrong value.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -61,14 +64,22 @@ pub const VERSION: u32 = 1;
 pub const CODER_HUFFMAN_ORDER1: u8 = 1;
 /// Size of the header.
 pub const HEADER_LEN: usize = 64;
+/// log2 of the values per segment, the unit of decoding.
+pub const SEGMENT_LOG2: u8 = 6;
+/// Values per segment.
+pub const SEGMENT: usize = 1 << SEGMENT_LOG2;
+/// Segments per block, the unit of the checksum.
+pub const BLOCK_SEGMENTS: usize = 8;
+/// Values per block.
+pub const BLOCK: usize = SEGMENT * BLOCK_SEGMENTS;
 /// Blocks per index group.
-pub const GROUP_BLOCKS: usize = 64;
+pub const GROUP_BLOCKS: usize = 8;
+/// Values per index group.
+pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
 /// Bytes of one index group record.
-pub const GROUP_RECORD: usize = 8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS;
+pub const GROUP_RECORD: usize = 8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS + GROUP_BLOCKS * BLOCK_SEGMENTS;
 /// The longest code, in bits (the decoder looks this many bits up at once).
 pub const MAX_CODE_LEN: u32 = 11;
-/// log2 of the values per block written by [`compress`] by default.
-pub const DEFAULT_BLOCK_LOG2: u8 = 8;
 /// Zero bytes after the data, so that the decoder may always read 8 bytes at once.
 const TAIL: usize = 8;
 
@@ -86,8 +97,6 @@ pub struct CompressedHeader {
     pub rules: Rules,
     /// The level.
     pub seeds: u32,
-    /// log2 of the values per block.
-    pub block_log2: u8,
     /// Number of entries (the level size).
     pub entries: u64,
     /// Offset of the index.
@@ -105,12 +114,16 @@ impl CompressedHeader {
         2 * self.seeds as usize + 1
     }
 
+    fn segments(&self) -> u64 {
+        self.entries.div_ceil(SEGMENT as u64)
+    }
+
     fn blocks(&self) -> u64 {
-        self.entries.div_ceil(1 << self.block_log2)
+        self.entries.div_ceil(BLOCK as u64)
     }
 
     fn groups(&self) -> u64 {
-        self.blocks().div_ceil(GROUP_BLOCKS as u64)
+        self.entries.div_ceil(GROUP as u64)
     }
 
     /// The header as written to disk.
@@ -121,7 +134,7 @@ impl CompressedHeader {
         h[12] = self.rules.code();
         h[13] = INDEX_ROMEIN_BAL;
         h[14] = CODER_HUFFMAN_ORDER1;
-        h[15] = self.block_log2;
+        h[15] = SEGMENT_LOG2;
         h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
         h[20..24].copy_from_slice(&((self.symbols() * self.symbols()) as u32).to_le_bytes());
         h[24..32].copy_from_slice(&self.entries.to_le_bytes());
@@ -176,12 +189,11 @@ impl CompressedHeader {
                 h[14].to_string(),
             ));
         }
-        let block_log2 = h[15];
-        if !(6..=9).contains(&block_log2) {
+        if h[15] != SEGMENT_LOG2 {
             return Err(mismatch(
-                "log2 values per block",
-                "6..=9".into(),
-                block_log2.to_string(),
+                "log2 values per segment",
+                SEGMENT_LOG2.to_string(),
+                h[15].to_string(),
             ));
         }
         let seeds = u32_at(16);
@@ -199,7 +211,6 @@ impl CompressedHeader {
         let header = CompressedHeader {
             rules,
             seeds,
-            block_log2,
             entries,
             index_offset: u64_at(32),
             data_offset: u64_at(40),
@@ -314,10 +325,18 @@ fn kraft_ok(lengths: &[u8]) -> bool {
     sum <= 1 << MAX_CODE_LEN
 }
 
+/// Bits the decoder's first lookup reads: codes up to this long (nearly all of them) are
+/// decoded from a small table that stays in cache; longer ones from the full table.
+const FAST_BITS: u32 = 8;
+/// The length field of a fast-table entry whose code is longer than [`FAST_BITS`].
+const LONG: u16 = 15;
+
 /// The model of a level: code lengths per context, with encode and decode tables.
 #[derive(Debug)]
 struct Model {
     symbols: usize,
+    /// Per context, 2^8 entries: symbol << 4 | length, or [`LONG`]; 0 = no code (corrupt).
+    fast: Vec<u16>,
     /// Per context, 2^11 entries: symbol << 4 | length; 0 = no code (corrupt data).
     decode: Vec<u16>,
     /// Per context and symbol: (reversed code, length).
@@ -350,8 +369,32 @@ impl Model {
                 }
             }
         }
+        let fast_size = 1usize << FAST_BITS;
+        let mut fast = vec![0u16; symbols * fast_size];
+        for c in 0..symbols {
+            for k in 0..fast_size {
+                let e = decode[c * size + k];
+                // Entry k of the full table, for a code of at most 8 bits, is the same for every
+                // 11-bit extension of k; a longer code needs the full table.
+                fast[c * fast_size + k] = if e != 0 && (e & 15) > FAST_BITS as u16 {
+                    LONG
+                } else if e == 0 {
+                    // No code starts with these 8 bits, or only longer ones do.
+                    let longer = (0..1usize << (MAX_CODE_LEN - FAST_BITS))
+                        .any(|h| decode[c * size + k + (h << FAST_BITS)] != 0);
+                    if longer {
+                        LONG
+                    } else {
+                        0
+                    }
+                } else {
+                    e
+                };
+            }
+        }
         Some(Model {
             symbols,
+            fast,
             decode,
             encode,
         })
@@ -420,7 +463,7 @@ impl Compressed {
         let data_len = len - header.data_offset - TAIL as u64;
         if header.entries > 0 {
             let last = header.blocks() - 1;
-            let (_, end, _) = table.block_span(last);
+            let (_, end, _, _) = table.block_span(last);
             if end != data_len {
                 return Err(TableError::BadLength {
                     path: path.to_path_buf(),
@@ -452,124 +495,116 @@ impl Compressed {
         &self.map[o..o + GROUP_RECORD]
     }
 
-    /// Block `b`'s byte range in the data, and its recorded checksum.
-    fn block_span(&self, b: u64) -> (u64, u64, u32) {
-        let g = b / GROUP_BLOCKS as u64;
+    /// Block `b`'s byte range in the data, its recorded checksum and its segment lengths.
+    fn block_span(&self, b: u64) -> (u64, u64, u32, [u8; BLOCK_SEGMENTS]) {
+        let r = self.record(b / GROUP_BLOCKS as u64);
         let j = (b % GROUP_BLOCKS as u64) as usize;
-        let r = self.record(g);
         let base = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
-        let end_at = |j: usize| u64::from(u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]]));
-        let start = if j == 0 { 0 } else { end_at(j - 1) };
-        let o = 136 + 4 * j;
+        let start = base + u64::from(u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]]));
+        let o = 24 + 4 * j;
         let sum = u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
-        (base + start, base + end_at(j), sum)
+        let o = 56 + BLOCK_SEGMENTS * j;
+        let lengths: [u8; BLOCK_SEGMENTS] = r[o..o + BLOCK_SEGMENTS].try_into().expect("8 bytes");
+        let len: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+        (start, start + len, sum, lengths)
+    }
+
+    fn corrupt(&self, b: u64, what: &str) -> TableError {
+        bad_block(&self.path, self.header.seeds, b, what)
     }
 
     /// The bytes of block `b`, checked against its checksum, with the data after it (the
-    /// decoder reads up to 8 bytes past a code).
-    fn block(&self, b: u64) -> Result<(&[u8], usize), TableError> {
-        let (start, end, sum) = self.block_span(b);
+    /// decoder reads up to 8 bytes past a code), and its segment lengths.
+    fn block(&self, b: u64) -> Result<(&[u8], [u8; BLOCK_SEGMENTS]), TableError> {
+        let (start, end, sum, lengths) = self.block_span(b);
         let data = &self.map[self.header.data_offset as usize..];
-        if start > end || end as usize + TAIL > data.len() {
-            return Err(bad_block(
-                &self.path,
-                self.header.seeds,
-                b,
-                "its index entry points outside the data",
-            ));
+        if end as usize + TAIL > data.len() {
+            return Err(self.corrupt(b, "its index entry points outside the data"));
         }
-        let bytes = &data[start as usize..end as usize];
-        if xxh3_64(bytes) as u32 != sum {
-            return Err(bad_block(
-                &self.path,
-                self.header.seeds,
-                b,
-                "checksum mismatch",
-            ));
+        if xxh3_64(&data[start as usize..end as usize]) as u32 != sum {
+            return Err(self.corrupt(b, "checksum mismatch"));
         }
-        Ok((&data[start as usize..], (end - start) as usize))
+        Ok((&data[start as usize..], lengths))
     }
 
-    /// Decode values `first..first+out.len()` of block `b` into `out` (the first decoded
-    /// value is the block's `first`-th); checks the block whole only when it is decoded to
-    /// its end.
-    fn decode_block(&self, b: u64, first: usize, out: &mut [i8]) -> Result<(), TableError> {
-        let (bytes, len) = self.block(b)?;
+    /// Values in segment `s` (64, the last one fewer).
+    fn segment_values(&self, s: u64) -> usize {
+        (self.header.entries - s * SEGMENT as u64).min(SEGMENT as u64) as usize
+    }
+
+    /// Decode values `first..first + out.len()` of segment `s` into `out`. A segment decoded
+    /// to its end must end on its last byte.
+    fn decode_segment(&self, s: u64, first: usize, out: &mut [i8]) -> Result<(), TableError> {
+        let b = s / BLOCK_SEGMENTS as u64;
+        let (bytes, lengths) = self.block(b)?;
+        let k = (s % BLOCK_SEGMENTS as u64) as usize;
+        let from: usize = lengths[..k].iter().map(|&l| usize::from(l)).sum();
+        let len = usize::from(lengths[k]);
+        let bytes = &bytes[from..];
         let n = self.header.seeds as i32;
-        let symbols = self.model.symbols;
         let size = 1usize << MAX_CODE_LEN;
         let mask = (size - 1) as u64;
+        let fast_size = 1usize << FAST_BITS;
+        let fast_mask = (fast_size - 1) as u64;
+        let stop = first + out.len();
+        let (fast, decode) = (&self.model.fast, &self.model.decode);
         let mut pos = 0usize; // bits
         let mut ctx = n as usize; // value 0
-        let stop = first + out.len();
-        let block_values = self.block_values(b);
-        let full = stop == block_values;
-        let decode = &self.model.decode;
-        for k in 0..stop {
+        for i in 0..stop {
             let at = pos >> 3;
             if at > len {
-                return Err(bad_block(
-                    &self.path,
-                    self.header.seeds,
-                    b,
-                    "codes run past its end",
-                ));
+                return Err(self.corrupt(b, "codes run past the end of a segment"));
             }
             let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-            let e = decode[ctx * size + ((word >> (pos & 7)) & mask) as usize];
+            let bits = word >> (pos & 7);
+            let mut e = fast[ctx * fast_size + (bits & fast_mask) as usize];
+            if e == LONG {
+                e = decode[ctx * size + (bits & mask) as usize];
+            }
             if e == 0 {
-                return Err(bad_block(
-                    &self.path,
-                    self.header.seeds,
-                    b,
-                    "an invalid code",
-                ));
+                return Err(self.corrupt(b, "an invalid code"));
             }
             pos += usize::from(e & 15);
-            let s = usize::from(e >> 4);
-            debug_assert!(s < symbols);
-            if k >= first {
-                out[k - first] = (s as i32 - n) as i8;
+            ctx = usize::from(e >> 4);
+            if i >= first {
+                out[i - first] = (ctx as i32 - n) as i8;
             }
-            ctx = s;
         }
-        if pos.div_ceil(8) > len || (full && pos.div_ceil(8) != len) {
-            return Err(bad_block(
-                &self.path,
-                self.header.seeds,
-                b,
-                "its codes do not end on its last byte",
-            ));
+        let whole = stop == self.segment_values(s);
+        if pos.div_ceil(8) > len || (whole && pos.div_ceil(8) != len) {
+            return Err(self.corrupt(b, "a segment's codes do not end on its last byte"));
         }
         Ok(())
     }
 
-    fn block_values(&self, b: u64) -> usize {
-        let per = 1u64 << self.header.block_log2;
-        (self.header.entries - b * per).min(per) as usize
+    /// Start loading what [`Compressed::value`] of `i` reads first (its index record), so
+    /// that the misses of several lookups overlap.
+    #[inline]
+    pub fn prefetch_value(&self, i: u64) {
+        let o = self.header.index_offset as usize + (i / GROUP as u64) as usize * GROUP_RECORD;
+        for line in [o, o + 64, o + GROUP_RECORD - 1] {
+            prefetch(&self.map[line]);
+        }
     }
 
     /// The value of entry `i`.
     pub fn value(&self, i: u64) -> Result<i8, TableError> {
-        let b = i >> self.header.block_log2;
-        let k = (i & ((1 << self.header.block_log2) - 1)) as usize;
         let mut v = [0i8; 1];
-        self.decode_block(b, k, &mut v)?;
+        self.decode_segment(i / SEGMENT as u64, (i % SEGMENT as u64) as usize, &mut v)?;
         Ok(v[0])
     }
 
     /// Decode entries `start..start + out.len()` into `out` (as bytes, like a plain table).
     pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<(), TableError> {
-        let per = 1u64 << self.header.block_log2;
+        let per = SEGMENT as u64;
         let end = start + out.len() as u64;
         let mut i = start;
         while i < end {
-            let b = i / per;
+            let s = i / per;
             let k = (i % per) as usize;
             let take = ((per - k as u64).min(end - i)) as usize;
             let o = (i - start) as usize;
-            let dst: &mut [i8] = bytemuck_i8(&mut out[o..o + take]);
-            self.decode_block(b, k, dst)?;
+            self.decode_segment(s, k, as_i8(&mut out[o..o + take]))?;
             i += take as u64;
         }
         Ok(())
@@ -577,14 +612,13 @@ impl Compressed {
 
     /// Decode every block (on all cores) and check each: the first corrupt one is the error.
     pub fn check_blocks(&self) -> Result<(), TableError> {
-        let per = 1usize << self.header.block_log2;
-        (0..self.header.blocks())
+        (0..self.header.segments())
             .into_par_iter()
             .try_for_each_init(
-                || vec![0i8; per],
-                |out, b| {
-                    let len = self.block_values(b);
-                    self.decode_block(b, 0, &mut out[..len])
+                || [0i8; SEGMENT],
+                |out, s| {
+                    let len = self.segment_values(s);
+                    self.decode_segment(s, 0, &mut out[..len])
                 },
             )
     }
@@ -603,7 +637,21 @@ impl Compressed {
     }
 }
 
-fn bytemuck_i8(b: &mut [u8]) -> &mut [i8] {
+/// A hint to load the cache line of `x`.
+#[inline]
+pub(crate) fn prefetch(x: &u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, and it reads or writes nothing the
+    // program can observe. The address is that of a live reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+fn as_i8(b: &mut [u8]) -> &mut [i8] {
     // SAFETY: u8 and i8 have the same size, alignment and validity (every bit pattern).
     unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<i8>(), b.len()) }
 }
@@ -674,6 +722,40 @@ impl CompressedSize {
 
 /// Values per batch of the streamed compression (a multiple of a group).
 const BATCH: u64 = 1 << 24;
+const _: () = assert!(BATCH % GROUP as u64 == 0);
+
+/// Encode one segment (its values already checked to be in range).
+fn encode_segment(model: &Model, n: u32, values: &[u8], bits: &mut Bits) {
+    let symbols = model.symbols;
+    let mut ctx = n as usize;
+    for &v in values {
+        let s = (v as i8 as i32 + n as i32) as usize;
+        let (code, len) = model.encode[ctx * symbols + s];
+        bits.put(code, len);
+        ctx = s;
+    }
+    bits.finish();
+}
+
+/// Encode one group of values: its index record (the base offset left zero) and its bytes.
+fn encode_group(model: &Model, n: u32, group: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut bits = Bits::new();
+    let mut record = vec![0u8; GROUP_RECORD];
+    for (j, block) in group.chunks(BLOCK).enumerate() {
+        let start = bits.out.len();
+        let rel = u16::try_from(start).expect("a group of blocks fits 64 KiB");
+        record[8 + 2 * j..10 + 2 * j].copy_from_slice(&rel.to_le_bytes());
+        for (k, segment) in block.chunks(SEGMENT).enumerate() {
+            let from = bits.out.len();
+            encode_segment(model, n, segment, &mut bits);
+            let len = u8::try_from(bits.out.len() - from).expect("a segment fits 255 bytes");
+            record[56 + BLOCK_SEGMENTS * j + k] = len;
+        }
+        let sum = xxh3_64(&bits.out[start..]) as u32;
+        record[24 + 4 * j..28 + 4 * j].copy_from_slice(&sum.to_le_bytes());
+    }
+    (record, bits.out)
+}
 
 /// Compress a level whose values `read` gives (entries `start..start + buf.len()` into
 /// `buf`), to the compressed table `path`: two streamed passes (count, encode) over the
@@ -684,35 +766,29 @@ pub fn compress(
     path: &Path,
     rules: Rules,
     seeds: u32,
-    block_log2: u8,
     read: &(dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync),
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    assert!((6..=9).contains(&block_log2), "blocks of 64..512 values");
     let entries = level_size(seeds);
     let n = seeds;
     let symbols = 2 * n as usize + 1;
-    let per = 1u64 << block_log2;
-    let group_values = per * GROUP_BLOCKS as u64;
-    let batches: Vec<u64> = (0..entries).step_by(BATCH as usize).collect();
-    let src = path;
 
-    // Pass 1: the counts per context.
+    // Pass 1: the counts per context (segment by segment, as they will be coded).
     let mut counts = vec![0u64; symbols * symbols];
-    for &start in &batches {
+    for start in (0..entries).step_by(BATCH as usize) {
         let end = (start + BATCH).min(entries);
         let mut buf = vec![0u8; (end - start) as usize];
         read(start, &mut buf)?;
         let part = buf
-            .par_chunks(per as usize * 16)
+            .par_chunks(GROUP)
             .enumerate()
-            .map(|(c, chunk)| -> Result<Vec<u64>, TableError> {
+            .map(|(g, chunk)| -> Result<Vec<u64>, TableError> {
                 let mut k = vec![0u64; symbols * symbols];
-                for (bi, block) in chunk.chunks(per as usize).enumerate() {
+                for (si, segment) in chunk.chunks(SEGMENT).enumerate() {
                     let mut ctx = n as usize;
-                    for (j, &v) in block.iter().enumerate() {
-                        let i = start + (c * 16 + bi) as u64 * per + j as u64;
-                        let s = symbol(src, n, i, v)?;
+                    for (j, &v) in segment.iter().enumerate() {
+                        let i = start + (g * GROUP + si * SEGMENT + j) as u64;
+                        let s = symbol(path, n, i, v)?;
                         k[ctx * symbols + s] += 1;
                         ctx = s;
                     }
@@ -736,13 +812,12 @@ pub fn compress(
 
     // Pass 2: encode group by group, in parallel within a batch; the index records go to
     // their place, the data after them in order.
-    let groups = entries.div_ceil(per).div_ceil(GROUP_BLOCKS as u64);
+    let groups = entries.div_ceil(GROUP as u64);
     let index_offset = (HEADER_LEN + lengths.len()) as u64;
     let data_offset = index_offset + groups * GROUP_RECORD as u64;
     let mut header = CompressedHeader {
         rules,
         seeds,
-        block_log2,
         entries,
         index_offset,
         data_offset,
@@ -762,37 +837,15 @@ pub fn compress(
     file.write_all_at(&lengths, HEADER_LEN as u64)
         .map_err(io_err(&tmp))?;
     let mut cursor = 0u64;
-    let batch_values = BATCH.div_ceil(group_values) * group_values;
-    let mut start = 0u64;
-    while start < entries {
-        let end = (start + batch_values).min(entries);
+    for start in (0..entries).step_by(BATCH as usize) {
+        let end = (start + BATCH).min(entries);
         let mut buf = vec![0u8; (end - start) as usize];
         read(start, &mut buf)?;
         let encoded: Vec<(Vec<u8>, Vec<u8>)> = buf
-            .par_chunks(group_values as usize)
-            .map(|group| {
-                let mut bits = Bits::new();
-                let mut record = vec![0u8; GROUP_RECORD];
-                for (j, block) in group.chunks(per as usize).enumerate() {
-                    let from = bits.out.len();
-                    let mut ctx = n as usize;
-                    for &v in block {
-                        let s = (v as i8 as i32 + n as i32) as usize; // checked in pass 1
-                        let (code, len) = model.encode[ctx * symbols + s];
-                        bits.put(code, len);
-                        ctx = s;
-                    }
-                    bits.finish();
-                    let end = bits.out.len();
-                    let rel = u16::try_from(end).expect("a group of blocks fits 64 KiB");
-                    record[8 + 2 * j..10 + 2 * j].copy_from_slice(&rel.to_le_bytes());
-                    let sum = xxh3_64(&bits.out[from..end]) as u32;
-                    record[136 + 4 * j..140 + 4 * j].copy_from_slice(&sum.to_le_bytes());
-                }
-                (record, bits.out)
-            })
+            .par_chunks(GROUP)
+            .map(|group| encode_group(&model, n, group))
             .collect();
-        let first_group = start / group_values;
+        let first_group = start / GROUP as u64;
         let mut records = Vec::with_capacity(encoded.len() * GROUP_RECORD);
         let mut data = Vec::new();
         for (mut record, bytes) in encoded {
@@ -801,15 +854,11 @@ pub fn compress(
             cursor += bytes.len() as u64;
             data.extend_from_slice(&bytes);
         }
-        file.write_all_at(
-            &records,
-            index_offset + first_group * GROUP_RECORD as u64,
-        )
-        .map_err(io_err(&tmp))?;
+        file.write_all_at(&records, index_offset + first_group * GROUP_RECORD as u64)
+            .map_err(io_err(&tmp))?;
         file.write_all_at(&data, data_offset + cursor - data.len() as u64)
             .map_err(io_err(&tmp))?;
         progress(1, end);
-        start = end;
     }
     file.write_all_at(&[0u8; TAIL], data_offset + cursor)
         .map_err(io_err(&tmp))?;
@@ -817,15 +866,14 @@ pub fn compress(
 
     // Pass 3: decode it back and compare, then the checksum, the header, and the rename.
     let decoded = Compressed::open(&tmp, &file)?;
-    let mut start = 0u64;
-    while start < entries {
+    for start in (0..entries).step_by(BATCH as usize) {
         let end = (start + BATCH).min(entries);
         let mut want = vec![0u8; (end - start) as usize];
         read(start, &mut want)?;
-        want.par_chunks(1 << 20)
+        want.par_chunks(1 << 16)
             .enumerate()
             .try_for_each(|(c, w)| -> Result<(), TableError> {
-                let from = start + (c << 20) as u64;
+                let from = start + (c << 16) as u64;
                 let mut got = vec![0u8; w.len()];
                 decoded.read_into(from, &mut got)?;
                 if let Some(k) = (0..w.len()).find(|&k| got[k] != w[k]) {
@@ -839,7 +887,6 @@ pub fn compress(
                 Ok(())
             })?;
         progress(2, end);
-        start = end;
     }
     header.checksum = checksum(&decoded.map[HEADER_LEN..]);
     drop(decoded);

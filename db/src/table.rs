@@ -622,6 +622,21 @@ impl Table {
         }
     }
 
+    /// Start loading what [`Table::value`] of `i` reads first, so that the cache misses of a
+    /// group of lookups overlap (the probe's batches). Only a hint.
+    #[inline]
+    pub fn prefetch_value(&self, i: u64) {
+        match &self.store {
+            Store::Plain { map: Some(m), offset } => {
+                if let Some(b) = m.get(offset + i as usize) {
+                    compressed::prefetch(b);
+                }
+            }
+            Store::Plain { map: None, .. } => {}
+            Store::Compressed(c) => c.prefetch_value(i),
+        }
+    }
+
     /// Entry `i` of a plain table of any width, as an unsigned number (a depth; depth tables
     /// are never compressed).
     #[inline]

@@ -408,7 +408,11 @@ fn answer_values(
                 let Some(board) = board else { return Ok(()) };
                 let seeds = board.seeds();
                 match awari_db::Level::new(seeds).rank(&board) {
-                    Some(i) => entries[k] = Some((db.levels().require(seeds)?, i)),
+                    Some(i) => {
+                        let table = db.levels().require(seeds)?;
+                        table.prefetch_value(i);
+                        entries[k] = Some((table, i));
+                    }
                     // A full opponent row: valued by one ply of lookups.
                     None => values[k] = Some(db.value(&board)?),
                 }

@@ -305,7 +305,11 @@ impl Database {
                 let board = row_board(&row(r)).map_err(|e| RowError::Board(r, e))?;
                 let seeds = board.seeds();
                 match Level::new(seeds).rank(&board) {
-                    Some(i) => entries[k] = Some((levels.require(seeds).map_err(RowError::Db)?, i)),
+                    Some(i) => {
+                        let table = levels.require(seeds).map_err(RowError::Db)?;
+                        table.prefetch_value(i);
+                        entries[k] = Some((table, i));
+                    }
                     // A full opponent row: valued by one ply of lookups.
                     None => *o = self.db.value(&board).map_err(RowError::Db)?,
                 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
-use awari_db::compressed::{self, DEFAULT_BLOCK_LOG2};
+use awari_db::compressed;
 use awari_db::{
     compressed_path, level_exists, level_path, DbError, Expect, Levels, Table, TableError,
 };
@@ -66,7 +66,6 @@ pub enum CompressError {
 pub fn compress_table(
     source: &Table,
     path: &Path,
-    block_log2: u8,
     progress: &dyn Progress,
 ) -> Result<CompressReport, TableError> {
     let h = *source.header();
@@ -79,7 +78,6 @@ pub fn compress_table(
         path,
         h.rules,
         h.seeds,
-        block_log2,
         &|from, buf| {
             let mut scratch = Vec::new();
             let got = source.read(from..from + buf.len() as u64, &mut scratch)?;
@@ -111,7 +109,6 @@ pub fn compress_db(
     source: &Levels,
     out: &Path,
     stones: &[u32],
-    block_log2: Option<u8>,
     progress: &dyn Progress,
     mut on_level: impl FnMut(&CompressReport),
 ) -> Result<Vec<CompressReport>, CompressError> {
@@ -154,7 +151,7 @@ pub fn compress_db(
             },
             _ => {
                 progress.level(n, table.header().entries);
-                compress_table(table, &path, block_log2.unwrap_or(DEFAULT_BLOCK_LOG2), progress)?
+                compress_table(table, &path, progress)?
             }
         };
         on_level(&report);
@@ -174,7 +171,7 @@ pub fn compress_in_place(
     let dir = levels.dir();
     let table = levels.require(n)?;
     let path = compressed_path(dir, n);
-    let report = compress_table(table, &path, DEFAULT_BLOCK_LOG2, progress)?;
+    let report = compress_table(table, &path, progress)?;
     let compressed = Table::open(
         &path,
         Expect {

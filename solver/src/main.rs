@@ -107,10 +107,6 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
-        /// Values per block, a power of two 64..512 (default 256): larger blocks are a little
-        /// smaller and slower to probe.
-        #[arg(long, hide = true, value_parser = parse_block_values)]
-        block_values: Option<u8>,
     },
     /// Check every table: checksums, every entry recomputed from its children and, with
     /// depth tables, that every win and loss is realised in finitely many plies.
@@ -624,7 +620,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             stones,
             threads,
-            block_values,
         } => {
             set_threads(threads)?;
             let source = Levels::open(&db, None)?;
@@ -634,7 +629,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 &source,
                 &out,
                 &stones,
-                block_values,
                 &bars,
                 |r| {
                     if let Some(b) = bars.current() {
@@ -705,15 +699,6 @@ fn print_compressed(r: &awari_solver::compress::CompressReport) {
         r.bytes,
         r.bits_per_position()
     );
-}
-
-/// `--block-values`: a power of two 64..=512, as its log2.
-fn parse_block_values(s: &str) -> Result<u8, String> {
-    let v: u32 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    match v {
-        64 | 128 | 256 | 512 => Ok(v.trailing_zeros() as u8),
-        _ => Err(format!("{v}: expected 64, 128, 256 or 512")),
-    }
 }
 
 fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
