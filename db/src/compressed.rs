@@ -898,3 +898,28 @@ pub fn compress(
     table::rename_into_place(&tmp, path)?;
     Ok(CompressedSize { entries, bytes })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_lengths_are_limited_and_prefix_free() {
+        // Fibonacci weights make the deepest possible Huffman tree: 40 symbols would need codes
+        // of 39 bits unlimited.
+        let mut counts = vec![1u64, 1];
+        while counts.len() < 40 {
+            let k = counts.len();
+            counts.push(counts[k - 1] + counts[k - 2]);
+        }
+        counts.extend([0, 0, 5]); // unused symbols get no code
+        let lengths = code_lengths(&counts);
+        assert!(lengths.iter().all(|&l| u32::from(l) <= MAX_CODE_LEN));
+        assert_eq!(lengths[40], 0);
+        assert!(lengths[42] > 0);
+        assert!(kraft_ok(&lengths));
+        // A lone symbol still gets a code, and the frequent symbols the short ones.
+        assert_eq!(code_lengths(&[0, 7, 0]), vec![0, 1, 0]);
+        assert!(lengths[39] <= lengths[0]);
+    }
+}

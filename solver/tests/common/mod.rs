@@ -29,6 +29,7 @@ pub fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode
             memory: None,
             depth: false,
             mode,
+            compress: false,
         };
         build(&opts, &Silent, |_| {}).unwrap();
     });

@@ -1,6 +1,7 @@
 //! Tests on every level up to 20 under the three rule sets, sharing one in-memory build per
 //! rule set (the reference): the two-bit algorithm writes the same bytes ([`two_bit`]), and the
-//! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]).
+//! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]),
+//! and compressed tables hold the same values and serve the builder ([`compressed`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -10,6 +11,7 @@ use awari_solver::build::Mode;
 
 #[path = "../common/mod.rs"]
 mod common;
+mod compressed;
 mod streamed_verify;
 mod two_bit;
 

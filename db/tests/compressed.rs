@@ -1,0 +1,234 @@
+//! The compressed table format: round trips of synthetic levels, and every kind of damage
+//! (a flipped data byte, a bad index entry, a truncated file, a wrong header or model) is a
+//! clear error, never a wrong value.
+
+use std::path::{Path, PathBuf};
+
+use awari_db::compressed::{self, compress, BLOCK};
+use awari_db::{level_size, Expect, Rules, SplitMix64, Table, TableError};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-db-compressed-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Values of level `n` drawn from a skewed distribution over −n..n (runs and rare extremes,
+/// as real levels have), reproducibly.
+fn synthetic(n: u32, seed: u64) -> Vec<u8> {
+    let mut rng = SplitMix64(seed);
+    let mut prev = 0i32;
+    (0..level_size(n))
+        .map(|_| {
+            let r = rng.below(100);
+            let v = if r < 40 {
+                prev
+            } else if r < 95 {
+                (rng.below(5) as i32 - 2).clamp(-(n as i32), n as i32)
+            } else {
+                rng.below(2 * u64::from(n) + 1) as i32 - n as i32
+            };
+            prev = v;
+            v as i8 as u8
+        })
+        .collect()
+}
+
+fn write(path: &Path, rules: Rules, n: u32, values: &[u8]) -> compressed::CompressedSize {
+    compress(
+        path,
+        rules,
+        n,
+        &|from, buf| {
+            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+            Ok(())
+        },
+        &|_, _| {},
+    )
+    .unwrap()
+}
+
+fn open(path: &Path) -> Result<Table, TableError> {
+    Table::open(path, Expect::default())
+}
+
+#[test]
+fn round_trips_every_value_and_range() {
+    let d = temp("round-trip");
+    for (n, rules) in [
+        (0, Rules::Awari),
+        (1, Rules::Abapa),
+        (2, Rules::GrandSlam),
+        (7, Rules::Awari),
+        (11, Rules::Abapa),
+    ] {
+        let values = synthetic(n, u64::from(n));
+        let path = d.join(format!("level-{n:02}.cvalues"));
+        let size = write(&path, rules, n, &values);
+        let t = open(&path).unwrap();
+        assert!(t.is_compressed());
+        assert_eq!(t.header().rules, rules);
+        assert_eq!(t.header().seeds, n);
+        assert_eq!(t.header().entries, values.len() as u64);
+        assert_eq!(t.file_len(), size.bytes);
+        t.verify().unwrap();
+        t.check_blocks().unwrap();
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(t.value(i as u64).unwrap(), v as i8, "level {n} entry {i}");
+        }
+        // Ranges that start and end inside segments and blocks, and cross them.
+        let len = values.len() as u64;
+        let mut rng = SplitMix64(99 + u64::from(n));
+        let mut buf = Vec::new();
+        for _ in 0..200 {
+            let a = rng.below(len);
+            let b = (a + rng.below(3 * BLOCK as u64)).min(len);
+            assert_eq!(t.read(a..b, &mut buf).unwrap(), &values[a as usize..b as usize]);
+        }
+        assert_eq!(t.read(0..len, &mut buf).unwrap(), &values[..]);
+        // No tmp file is left behind.
+        assert!(!d.join(format!("level-{n:02}.cvalues.tmp")).exists());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn an_out_of_range_value_is_refused() {
+    let d = temp("range");
+    let mut values = synthetic(6, 1);
+    values[1000] = 7; // level 6 values are −6..6
+    let err = compress(
+        &d.join("level-06.cvalues"),
+        Rules::Awari,
+        6,
+        &|from, buf| {
+            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+            Ok(())
+        },
+        &|_, _| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("value") && err.contains("entry 1000"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A level-9 table, its values, and its bytes.
+fn sample(d: &Path) -> (PathBuf, Vec<u8>, Vec<u8>) {
+    let values = synthetic(9, 5);
+    let path = d.join("level-09.cvalues");
+    write(&path, Rules::Awari, 9, &values);
+    let bytes = std::fs::read(&path).unwrap();
+    (path, values, bytes)
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+#[test]
+fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
+    let d = temp("corrupt");
+    let (path, values, mut bytes) = sample(&d);
+    let data = u64_at(&bytes, 40) as usize;
+    let in_block = 5 * BLOCK as u64 + 17;
+    assert_eq!(open(&path).unwrap().value(in_block).unwrap(), values[in_block as usize] as i8);
+    // A byte of block 5: where it starts is in the index record of group 0.
+    let index = u64_at(&bytes, 32) as usize;
+    let start = u16::from_le_bytes([bytes[index + 8 + 2 * 5], bytes[index + 9 + 2 * 5]]) as usize;
+    bytes[data + start + 3] ^= 0x10;
+    let bad = d.join("bad.cvalues");
+    std::fs::write(&bad, &bytes).unwrap();
+    let t = open(&bad).expect("opening is cheap and does not read blocks");
+    let err = t.value(in_block).unwrap_err().to_string();
+    assert!(err.contains("level 9, block 5") && err.contains("corrupt"), "{err}");
+    let err = t.check_blocks().unwrap_err().to_string();
+    assert!(err.contains("block 5"), "{err}");
+    assert!(t.verify().is_err());
+    // Every other block still reads, and correctly.
+    for i in (0..values.len() as u64).step_by(97) {
+        if i / BLOCK as u64 != 5 {
+            assert_eq!(t.value(i).unwrap(), values[i as usize] as i8);
+        }
+    }
+    let mut buf = Vec::new();
+    assert!(t.read(0..values.len() as u64, &mut buf).is_err());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
+    let d = temp("index");
+    let (_, values, bytes) = sample(&d);
+    let index = u64_at(&bytes, 32) as usize;
+    // Each kind of index field of group 1: base offset, block start, checksum, segment length.
+    let record = index + compressed::GROUP_RECORD;
+    for (field, offset) in [("base", 0), ("start", 8 + 2), ("checksum", 24 + 4), ("length", 56 + 9)] {
+        let mut b = bytes.clone();
+        b[record + offset] ^= 0x01;
+        let path = d.join(format!("{field}.cvalues"));
+        std::fs::write(&path, &b).unwrap();
+        let t = open(&path).unwrap();
+        // Every value of group 1 either errors or is right: never a wrong value.
+        let group = compressed::GROUP as u64;
+        let mut errors = 0;
+        for i in group..(2 * group).min(values.len() as u64) {
+            match t.value(i) {
+                Ok(v) => assert_eq!(v, values[i as usize] as i8, "{field}: entry {i}"),
+                Err(e) => {
+                    errors += 1;
+                    assert!(e.to_string().contains("level 9, block"), "{e}");
+                }
+            }
+        }
+        assert!(errors > 0, "{field}: the damage was noticed");
+        assert!(t.check_blocks().is_err(), "{field}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn truncated_and_wrong_headers_are_refused_on_open() {
+    let d = temp("header");
+    let (_, _, bytes) = sample(&d);
+    let case = |name: &str, b: &[u8], needle: &str| {
+        let path = d.join(format!("{name}.cvalues"));
+        std::fs::write(&path, b).unwrap();
+        let err = open(&path).unwrap_err().to_string();
+        assert!(err.contains(needle), "{name}: {err}");
+    };
+    case("truncated", &bytes[..bytes.len() - 20], "wrong length");
+    case("short", &bytes[..40], "not an awari table");
+    let mut longer = bytes.clone();
+    longer.extend_from_slice(&[0; 5]);
+    case("longer", &longer, "wrong length");
+    let mut b = bytes.clone();
+    b[3] ^= 1;
+    case("magic", &b, "bad magic");
+    let mut b = bytes.clone();
+    b[8] = 9;
+    case("version", &b, "format version 9");
+    let mut b = bytes.clone();
+    b[16] = 10;
+    case("seeds", &b, "mismatch");
+    let mut b = bytes.clone();
+    b[15] = 8;
+    case("segment", &b, "values per segment");
+    let mut b = bytes.clone();
+    b[64 + 3] ^= 1;
+    case("model", &b, "checksum mismatch");
+    // What the caller expects is checked too.
+    let path = d.join("level-09.cvalues");
+    let err = Table::open(
+        &path,
+        Expect {
+            rules: Some(Rules::Abapa),
+            ..Expect::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("rule set mismatch"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

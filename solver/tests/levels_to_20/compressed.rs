@@ -1,0 +1,176 @@
+//! Compressed tables on every level up to 20 under the three rule sets: `compress` round
+//! trips each level; `build --compress` (each level built on compressed lower levels, then
+//! compressed itself) gives the reference's values exactly; a raw VU directory converts; the
+//! streamed `verify` passes on a compressed directory; an interrupted compression resumes; and
+//! a corrupt compressed lower level stops a build with an error naming it.
+
+use std::path::Path;
+
+use awari_db::{compressed_path, level_exists, level_path, raw_path, Levels, Rules};
+use awari_solver::build::{build, BuildOptions, Mode};
+use awari_solver::compress::compress_db;
+use awari_solver::verify::verify_level_streamed;
+use awari_solver::Silent;
+
+use crate::{reference, temp, TOP};
+
+/// Every level of `a` decodes to exactly the values of `b`'s.
+fn assert_same_values(a: &Levels, b: &Levels, top: u32) {
+    for n in (0..=top).filter(|&n| level_exists(n)) {
+        let (x, y) = (a.require(n).unwrap(), b.require(n).unwrap());
+        let size = x.header().entries;
+        assert_eq!(size, y.header().entries);
+        let (mut p, mut q) = (Vec::new(), Vec::new());
+        for start in (0..size).step_by(1 << 22) {
+            let end = (start + (1 << 22)).min(size);
+            assert!(
+                x.read(start..end, &mut p).unwrap() == y.read(start..end, &mut q).unwrap(),
+                "level {n}: values differ in {start}..{end}"
+            );
+        }
+    }
+}
+
+#[test]
+fn compress_round_trips_every_level_to_20() {
+    for rules in Rules::ALL {
+        let plain = Levels::open(reference(rules), Some(rules)).unwrap();
+        let out = temp(&format!("compressed-{rules}"));
+        let reports = compress_db(&plain, &out, &[], &Silent, |_| {}).unwrap();
+        assert_eq!(reports.len(), (0..=TOP).filter(|&n| level_exists(n)).count());
+        let packed = Levels::open(&out, Some(rules)).unwrap();
+        for n in (0..=TOP).filter(|&n| level_exists(n)) {
+            let t = packed.require(n).unwrap();
+            assert!(t.is_compressed() && t.path() == compressed_path(&out, n));
+            t.verify().unwrap();
+        }
+        assert_same_values(&packed, &plain, TOP);
+        // Levels above 12 are well under half their plain size.
+        for r in reports.iter().filter(|r| r.level >= 12) {
+            assert!(r.bits_per_position() < 4.0, "{rules}: {r:?}");
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+#[test]
+fn build_on_compressed_lower_levels_gives_the_same_tables() {
+    let rules = Rules::Awari;
+    let dir = temp("build-compress");
+    let opts = BuildOptions {
+        dir: dir.clone(),
+        max_stones: TOP,
+        rules,
+        memory: None,
+        depth: false,
+        mode: Mode::InMemory,
+        compress: true,
+    };
+    let mut compressed = 0;
+    build(&opts, &Silent, |r| compressed += usize::from(r.compressed.is_some())).unwrap();
+    assert_eq!(compressed, (0..=TOP).filter(|&n| level_exists(n)).count());
+    for n in (0..=TOP).filter(|&n| level_exists(n)) {
+        assert!(!level_path(&dir, n).exists(), "level {n}: the plain table is replaced");
+        assert!(compressed_path(&dir, n).exists());
+    }
+    let built = Levels::open(&dir, Some(rules)).unwrap();
+    let plain = Levels::open(reference(rules), Some(rules)).unwrap();
+    assert_same_values(&built, &plain, TOP);
+    // The streamed check passes on the compressed levels (the top three here).
+    for n in TOP - 2..=TOP {
+        let v = verify_level_streamed(&built, n, 10, awari_db::level_size(n), &Silent).unwrap();
+        assert!(v.passed(), "level {n}: {v:?}");
+    }
+    // A build kept compressed: rerun, nothing is rebuilt or recompressed.
+    let mut rebuilt = 0;
+    build(&opts, &Silent, |r| {
+        rebuilt += usize::from(r.seconds.is_some() || r.compressed.is_some())
+    })
+    .unwrap();
+    assert_eq!(rebuilt, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
+    let from = reference(Rules::Awari);
+    let raw = temp("compress-raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    let top = 16;
+    for n in (0..=top).filter(|&n| level_exists(n)) {
+        let bytes = std::fs::read(level_path(from, n)).unwrap();
+        std::fs::write(raw_path(&raw, n), &bytes[awari_db::table::HEADER_LEN..]).unwrap();
+    }
+    let source = Levels::open(&raw, None).unwrap();
+    assert!(source.is_raw());
+    let out = temp("compress-raw-out");
+    // Interrupted after level 10: the rerun keeps levels 0..10 and writes the rest.
+    let first: Vec<u32> = (0..=10).collect();
+    compress_db(&source, &out, &first, &Silent, |_| {}).unwrap();
+    // A stale temporary file, as a kill would leave it, is overwritten.
+    std::fs::write(out.join("level-11.cvalues.tmp"), b"partial").unwrap();
+    let mut kept = Vec::new();
+    compress_db(&source, &out, &[], &Silent, |r| {
+        if r.seconds.is_none() {
+            kept.push(r.level)
+        }
+    })
+    .unwrap();
+    assert_eq!(kept, first);
+    assert!(!out.join("level-11.cvalues.tmp").exists());
+    let packed = Levels::open(&out, Some(Rules::Awari)).unwrap();
+    assert_same_values(&packed, &source, top);
+    // The output directory must not be the source.
+    let err = compress_db(&source, &raw, &[], &Silent, |_| {}).unwrap_err().to_string();
+    assert!(err.contains("source directory"), "{err}");
+    std::fs::remove_dir_all(&raw).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
+    let rules = Rules::Awari;
+    let plain = Levels::open(reference(rules), Some(rules)).unwrap();
+    let dir = temp("compress-corrupt");
+    let lower: Vec<u32> = (0..=15).collect();
+    compress_db(&plain, &dir, &lower, &Silent, |_| {}).unwrap();
+    damage(&compressed_path(&dir, 13));
+    let opts = BuildOptions {
+        dir: dir.clone(),
+        max_stones: 15,
+        rules,
+        memory: None,
+        depth: false,
+        mode: Mode::InMemory,
+        compress: false,
+    };
+    // Levels 0..15 are present; level 16 streams level 13 for its captures of 3 seeds.
+    let err = build(
+        &BuildOptions {
+            max_stones: 16,
+            ..opts
+        },
+        &Silent,
+        |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("level 13, block") && err.contains("corrupt"), "{err}");
+    assert!(!level_path(&dir, 16).exists());
+    // The streamed check names it too.
+    let levels = Levels::open(&dir, Some(rules)).unwrap();
+    let v = verify_level_streamed(&levels, 13, 10, awari_db::level_size(13), &Silent).unwrap();
+    assert!(!v.passed());
+    let what = v.checksum.expect("a block error").to_string();
+    assert!(what.contains("level 13, block"), "{what}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Flip one byte in the middle of a compressed table's data.
+fn damage(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let data = u64::from_le_bytes(bytes[40..48].try_into().unwrap()) as usize;
+    let at = data + (bytes.len() - data) / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(path, &bytes).unwrap();
+}
