@@ -77,7 +77,8 @@ pub const GROUP_BLOCKS: usize = 8;
 /// Values per index group.
 pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
 /// Bytes of one index group record.
-pub const GROUP_RECORD: usize = 8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS + GROUP_BLOCKS * BLOCK_SEGMENTS;
+pub const GROUP_RECORD: usize =
+    8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS + GROUP_BLOCKS * BLOCK_SEGMENTS;
 /// The longest code, in bits (the decoder looks this many bits up at once).
 pub const MAX_CODE_LEN: u32 = 11;
 /// Zero bytes after the data, so that the decoder may always read 8 bytes at once.

@@ -584,7 +584,10 @@ impl Table {
     #[inline]
     pub fn plain(&self) -> Option<&[u8]> {
         match &self.store {
-            Store::Plain { map: Some(m), offset } => Some(&m[*offset..]),
+            Store::Plain {
+                map: Some(m),
+                offset,
+            } => Some(&m[*offset..]),
             Store::Plain { map: None, .. } => Some(&[]),
             Store::Compressed(_) => None,
         }
@@ -616,7 +619,10 @@ impl Table {
     #[inline]
     pub fn value(&self, i: u64) -> Result<i8, TableError> {
         match &self.store {
-            Store::Plain { map: Some(m), offset } => Ok(m[offset + i as usize] as i8),
+            Store::Plain {
+                map: Some(m),
+                offset,
+            } => Ok(m[offset + i as usize] as i8),
             Store::Plain { map: None, .. } => panic!("entry {i} of an empty table"),
             Store::Compressed(c) => c.value(i),
         }
@@ -627,7 +633,10 @@ impl Table {
     #[inline]
     pub fn prefetch_value(&self, i: u64) {
         match &self.store {
-            Store::Plain { map: Some(m), offset } => {
+            Store::Plain {
+                map: Some(m),
+                offset,
+            } => {
                 if let Some(b) = m.get(offset + i as usize) {
                     compressed::prefetch(b);
                 }

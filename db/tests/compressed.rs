@@ -84,7 +84,10 @@ fn round_trips_every_value_and_range() {
         for _ in 0..200 {
             let a = rng.below(len);
             let b = (a + rng.below(3 * BLOCK as u64)).min(len);
-            assert_eq!(t.read(a..b, &mut buf).unwrap(), &values[a as usize..b as usize]);
+            assert_eq!(
+                t.read(a..b, &mut buf).unwrap(),
+                &values[a as usize..b as usize]
+            );
         }
         assert_eq!(t.read(0..len, &mut buf).unwrap(), &values[..]);
         // No tmp file is left behind.
@@ -133,7 +136,10 @@ fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
     let (path, values, mut bytes) = sample(&d);
     let data = u64_at(&bytes, 40) as usize;
     let in_block = 5 * BLOCK as u64 + 17;
-    assert_eq!(open(&path).unwrap().value(in_block).unwrap(), values[in_block as usize] as i8);
+    assert_eq!(
+        open(&path).unwrap().value(in_block).unwrap(),
+        values[in_block as usize] as i8
+    );
     // A byte of block 5: where it starts is in the index record of group 0.
     let index = u64_at(&bytes, 32) as usize;
     let start = u16::from_le_bytes([bytes[index + 8 + 2 * 5], bytes[index + 9 + 2 * 5]]) as usize;
@@ -142,7 +148,10 @@ fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
     std::fs::write(&bad, &bytes).unwrap();
     let t = open(&bad).expect("opening is cheap and does not read blocks");
     let err = t.value(in_block).unwrap_err().to_string();
-    assert!(err.contains("level 9, block 5") && err.contains("corrupt"), "{err}");
+    assert!(
+        err.contains("level 9, block 5") && err.contains("corrupt"),
+        "{err}"
+    );
     let err = t.check_blocks().unwrap_err().to_string();
     assert!(err.contains("block 5"), "{err}");
     assert!(t.verify().is_err());
@@ -164,7 +173,12 @@ fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
     let index = u64_at(&bytes, 32) as usize;
     // Each kind of index field of group 1: base offset, block start, checksum, segment length.
     let record = index + compressed::GROUP_RECORD;
-    for (field, offset) in [("base", 0), ("start", 8 + 2), ("checksum", 24 + 4), ("length", 56 + 9)] {
+    for (field, offset) in [
+        ("base", 0),
+        ("start", 8 + 2),
+        ("checksum", 24 + 4),
+        ("length", 56 + 9),
+    ] {
         let mut b = bytes.clone();
         b[record + offset] ^= 0x01;
         let path = d.join(format!("{field}.cvalues"));

@@ -270,6 +270,71 @@ fn batch_agrees_with_show() {
 }
 
 #[test]
+fn a_compressed_directory_answers_like_the_plain_one() {
+    let d = db(Rules::Awari);
+    let packed = temp("compressed");
+    let plain = awari_db::Levels::open(d, None).unwrap();
+    awari_solver::compress::compress_db(&plain, &packed, &[], &Silent, |_| {}).unwrap();
+    assert!(awari_db::compressed_path(&packed, 16).exists() && !level_path(&packed, 16).exists());
+    // 100,000 random boards through batch: the same answers, line for line.
+    let boards = random_boards(23, 100_000);
+    let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
+    let a = probe(&["batch", "--db", path_str(d)], Some(&input));
+    let b = probe(&["batch", "--db", path_str(&packed)], Some(&input));
+    assert!(a.status.success() && b.status.success());
+    assert_eq!(
+        a.stdout.iter().filter(|&&c| c == b'\n').count(),
+        boards.len()
+    );
+    assert!(a.stdout == b.stdout, "batch answers differ");
+    // show and line (with the depth tables copied along) print the same, JSON and text.
+    let ones = Board::new([1; 12]).unwrap();
+    for board in boards.iter().step_by(5000).chain([&ones]) {
+        let words: Vec<String> = board.pits().iter().map(|p| p.to_string()).collect();
+        for command in ["show", "line"] {
+            for json in [false, true] {
+                let run = |dir: &Path| {
+                    let mut args = vec![command, "--db", path_str(dir)];
+                    if json {
+                        args.push("--json");
+                    }
+                    args.extend(words.iter().map(String::as_str));
+                    let out = probe(&args, None);
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    String::from_utf8(out.stdout)
+                        .unwrap()
+                        .replace(path_str(dir), "DB")
+                };
+                assert_eq!(run(d), run(&packed), "{command} {board} json={json}");
+            }
+        }
+    }
+    // A damaged block: a one-line error naming the level and block, and exit status 1.
+    let file = awari_db::compressed_path(&packed, 16);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x20;
+    std::fs::write(&file, &bytes).unwrap();
+    let level = awari_db::Level::new(16);
+    let last: String = (level.size() - 400..level.size())
+        .map(|i| format!("{}\n", level.unrank(i)))
+        .collect();
+    let out = probe(&["batch", "--db", path_str(&packed)], Some(&last));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("level 16, block") && err.contains("corrupt"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&packed).unwrap();
+}
+
+#[test]
 fn raw_vu_directory_gives_the_same_answers() {
     let d = db(Rules::Awari);
     let raw = temp("raw");

@@ -42,7 +42,12 @@ fn server() -> &'static (SocketAddr, PathBuf) {
 
 /// One HTTP/1.1 request; returns the status and the body.
 fn request(method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-    let mut s = TcpStream::connect(server().0).unwrap();
+    request_at(server().0, method, path, body)
+}
+
+/// [`request`] to the server at `addr`.
+fn request_at(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
     let body = body.unwrap_or("");
     write!(
         s,
@@ -251,6 +256,54 @@ fn a_thousand_random_boards_through_batch() {
         .map(|b| i64::from(db.value(b).unwrap()))
         .collect();
     assert_eq!(got, expected);
+}
+
+/// The same database compressed, served by a second server: 100,000 random boards through
+/// /api/batch get the same values, and a position the same JSON.
+#[test]
+fn a_compressed_database_serves_the_same_answers() {
+    let plain = &server().1;
+    let packed = std::env::temp_dir().join(format!("awari-serve-packed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&packed);
+    let levels = awari_db::Levels::open(plain, None).unwrap();
+    awari_solver::compress::compress_db(&levels, &packed, &[], &Silent, |_| {}).unwrap();
+    let db = Database::open(&packed, None).unwrap();
+    assert!(db.levels().require(16).unwrap().is_compressed());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        awari_probe::serve::run(db, "127.0.0.1:0".parse().unwrap(), |a| tx.send(a).unwrap())
+            .unwrap()
+    });
+    let addr = rx.recv().unwrap();
+    let mut rng = SplitMix64(41);
+    let boards: Vec<awari_db::Board> = (0..100_000)
+        .map(|_| {
+            let n = rng.below(17) as u32;
+            rng.board(n)
+        })
+        .collect();
+    // In requests of 10,000 boards, the most the server takes at once.
+    for part in boards.chunks(10_000) {
+        let body =
+            json!({ "boards": part.iter().map(|b| b.pits()).collect::<Vec<_>>() }).to_string();
+        let (status, a) = request("POST", "/api/batch", Some(&body));
+        assert_eq!(status, 200, "{a}");
+        let (status, b) = request_at(addr, "POST", "/api/batch", Some(&body));
+        assert_eq!(status, 200, "{b}");
+        let values: Value = serde_json::from_str(&a).unwrap();
+        assert_eq!(values["values"].as_array().unwrap().len(), part.len());
+        assert_eq!(values, serde_json::from_str::<Value>(&b).unwrap());
+    }
+    for b in boards.iter().step_by(10_000) {
+        let path = format!(
+            "/api/position?board={}",
+            b.pits().map(|p| p.to_string()).join(",")
+        );
+        assert_eq!(
+            request("GET", &path, None),
+            request_at(addr, "GET", &path, None)
+        );
+    }
 }
 
 /// Requests at once from several clients, bad ones among them: every answer is right.

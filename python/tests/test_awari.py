@@ -6,6 +6,7 @@ once per session into a temporary directory.
 """
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -215,3 +216,33 @@ def test_a_raw_vu_directory(db, db_dir, tmp_path):
     boards = np.concatenate([awari.random_boards(n, 300, seed=n) for n in range(MAX + 1)])
     assert (vu.values(boards) == db.values(boards)).all()
     assert vu.value([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]) == 0
+
+
+def test_a_compressed_database_answers_like_the_plain_one(db, db_dir, tmp_path):
+    packed = tmp_path / "packed"
+    subprocess.run(
+        [binary("awari-solver"), "compress", "--db", str(db_dir), "--out", str(packed)],
+        check=True,
+        capture_output=True,
+    )
+    assert (packed / f"level-{MAX:02}.cvalues").exists()
+    assert not (packed / f"level-{MAX:02}.values").exists()
+    compressed = awari.Database(packed)
+    boards = np.concatenate([awari.random_boards(k, 100_000 // (MAX + 1) + 1, seed=k) for k in range(MAX + 1)])
+    np.random.default_rng(3).shuffle(boards)
+    boards = boards[:100_000]
+    assert (compressed.values(boards) == db.values(boards)).all()
+    for b in boards[:: 10_000].tolist():
+        assert compressed.value(b) == db.value(b)
+        assert [m.value for m in compressed.moves(b)] == [m.value for m in db.moves(b)]
+    # A damaged block: an error naming the level and the block, never a wrong value.
+    path = packed / f"level-{MAX:02}.cvalues"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x20
+    path.write_bytes(bytes(data))
+    damaged = awari.Database(packed)
+    # One board in every half block (256 positions) of the level reads every block.
+    size = math.comb(MAX + 11, 11) - math.comb(MAX + 5, 11)
+    every = np.array([awari.board(MAX, i) for i in range(0, size, 256)], dtype=np.uint8)
+    with pytest.raises(Exception, match=f"level {MAX}, block"):
+        damaged.values(every)

@@ -2,7 +2,7 @@
 //! values table, plain or a raw VU `scores.N` file, to its compressed form
 //! (`level-NN.cvalues`, see [`awari_db::compressed`]), checked by decoding it back before it
 //! is renamed into place. Levels already compressed in the output are kept, so an
-//! interrupted run resumes at the level it was writing.
+//! interrupted run resumes at the level it was writing. Depth tables are copied as they are.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use awari_db::compressed;
 use awari_db::{
-    compressed_path, level_exists, level_path, DbError, Expect, Levels, Table, TableError,
+    compressed_path, depth_path, level_exists, level_path, DbError, Expect, Levels, Table,
+    TableError,
 };
 
 use crate::level::Progress;
@@ -130,7 +131,11 @@ pub fn compress_db(
     let levels: Vec<u32> = if stones.is_empty() {
         source.present().collect()
     } else {
-        stones.iter().copied().filter(|&n| level_exists(n)).collect()
+        stones
+            .iter()
+            .copied()
+            .filter(|&n| level_exists(n))
+            .collect()
     };
     let mut reports = Vec::new();
     for n in levels {
@@ -154,6 +159,20 @@ pub fn compress_db(
                 compress_table(table, &path, progress)?
             }
         };
+        // A depth table goes along as it is (depths are not compressed), so that `line`
+        // and `verify` on the output see what they saw on the source.
+        let depth = depth_path(source.dir(), n);
+        let to = depth_path(out, n);
+        if source.depth_table(n).is_some() && !to.exists() {
+            let tmp = awari_db::table::tmp_path(&to);
+            std::fs::copy(&depth, &tmp)
+                .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+                .map_err(|source| TableError::Io {
+                    path: to.clone(),
+                    source,
+                })?;
+            awari_db::table::rename_into_place(&tmp, &to)?;
+        }
         on_level(&report);
         reports.push(report);
     }

@@ -625,18 +625,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let source = Levels::open(&db, None)?;
             let bars = Bars::new();
             let start = std::time::Instant::now();
-            let reports = awari_solver::compress::compress_db(
-                &source,
-                &out,
-                &stones,
-                &bars,
-                |r| {
+            let reports =
+                awari_solver::compress::compress_db(&source, &out, &stones, &bars, |r| {
                     if let Some(b) = bars.current() {
                         b.finish_and_clear();
                     }
                     print_compressed(r);
-                },
-            )?;
+                })?;
             let entries: u64 = reports.iter().map(|r| r.entries).sum();
             let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
             let source_bytes: u64 = reports.iter().map(|r| r.source_bytes).sum();

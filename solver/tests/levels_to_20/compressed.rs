@@ -37,7 +37,10 @@ fn compress_round_trips_every_level_to_20() {
         let plain = Levels::open(reference(rules), Some(rules)).unwrap();
         let out = temp(&format!("compressed-{rules}"));
         let reports = compress_db(&plain, &out, &[], &Silent, |_| {}).unwrap();
-        assert_eq!(reports.len(), (0..=TOP).filter(|&n| level_exists(n)).count());
+        assert_eq!(
+            reports.len(),
+            (0..=TOP).filter(|&n| level_exists(n)).count()
+        );
         let packed = Levels::open(&out, Some(rules)).unwrap();
         for n in (0..=TOP).filter(|&n| level_exists(n)) {
             let t = packed.require(n).unwrap();
@@ -67,10 +70,16 @@ fn build_on_compressed_lower_levels_gives_the_same_tables() {
         compress: true,
     };
     let mut compressed = 0;
-    build(&opts, &Silent, |r| compressed += usize::from(r.compressed.is_some())).unwrap();
+    build(&opts, &Silent, |r| {
+        compressed += usize::from(r.compressed.is_some())
+    })
+    .unwrap();
     assert_eq!(compressed, (0..=TOP).filter(|&n| level_exists(n)).count());
     for n in (0..=TOP).filter(|&n| level_exists(n)) {
-        assert!(!level_path(&dir, n).exists(), "level {n}: the plain table is replaced");
+        assert!(
+            !level_path(&dir, n).exists(),
+            "level {n}: the plain table is replaced"
+        );
         assert!(compressed_path(&dir, n).exists());
     }
     let built = Levels::open(&dir, Some(rules)).unwrap();
@@ -121,7 +130,9 @@ fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
     let packed = Levels::open(&out, Some(Rules::Awari)).unwrap();
     assert_same_values(&packed, &source, top);
     // The output directory must not be the source.
-    let err = compress_db(&source, &raw, &[], &Silent, |_| {}).unwrap_err().to_string();
+    let err = compress_db(&source, &raw, &[], &Silent, |_| {})
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("source directory"), "{err}");
     std::fs::remove_dir_all(&raw).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
@@ -155,7 +166,10 @@ fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("level 13, block") && err.contains("corrupt"), "{err}");
+    assert!(
+        err.contains("level 13, block") && err.contains("corrupt"),
+        "{err}"
+    );
     assert!(!level_path(&dir, 16).exists());
     // The streamed check names it too.
     let levels = Levels::open(&dir, Some(rules)).unwrap();
