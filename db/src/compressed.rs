@@ -275,7 +275,7 @@ fn code_lengths(counts: &[u64]) -> Vec<u8> {
             .collect();
         let mut depth = vec![0u32; used.len()];
         while nodes.len() > 1 {
-            nodes.sort_by(|a, b| b.0.cmp(&a.0));
+            nodes.sort_by_key(|b| std::cmp::Reverse(b.0));
             let (wa, a) = nodes.pop().expect("two nodes");
             let (wb, b) = nodes.pop().expect("two nodes");
             for &k in a.iter().chain(&b) {
@@ -721,6 +721,9 @@ impl CompressedSize {
     }
 }
 
+/// Where [`compress`] reads a level's values: entries `start..start + buf.len()` into `buf`.
+pub type ReadValues = dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync;
+
 /// Values per batch of the streamed compression (a multiple of a group).
 const BATCH: u64 = 1 << 24;
 const _: () = assert!(BATCH % GROUP as u64 == 0);
@@ -767,7 +770,7 @@ pub fn compress(
     path: &Path,
     rules: Rules,
     seeds: u32,
-    read: &(dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync),
+    read: &ReadValues,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
     let entries = level_size(seeds);
