@@ -722,7 +722,7 @@ impl CompressedSize {
 }
 
 /// Where [`compress`] reads a level's values: entries `start..start + buf.len()` into `buf`.
-pub type ReadValues = dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync;
+pub type ReadValues<'a> = dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync + 'a;
 
 /// Values per batch of the streamed compression (a multiple of a group).
 const BATCH: u64 = 1 << 24;
@@ -770,7 +770,7 @@ pub fn compress(
     path: &Path,
     rules: Rules,
     seeds: u32,
-    read: &ReadValues,
+    read: &ReadValues<'_>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
     let entries = level_size(seeds);
