@@ -97,8 +97,8 @@ impl Move {
     }
 }
 
-/// A database directory: the tables `awari-solver build` writes, or the VU release's raw
-/// `scores.N` files.
+/// A database directory: the tables `awari-solver build` writes (plain or compressed), or the
+/// VU release's raw `scores.N` files.
 #[pyclass(frozen, module = "awari")]
 struct Database {
     db: awari_probe::Database,

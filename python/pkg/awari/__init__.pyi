@@ -36,8 +36,8 @@ class Move:
     """Whether the move achieves the position's value (False without a database)."""
 
 class Database:
-    """A database directory: the tables `awari-solver build` writes, or the VU release's raw
-    scores.N files."""
+    """A database directory: the tables `awari-solver build` writes (plain or compressed), or the
+    VU release's raw scores.N files."""
 
     def __init__(self, path: Union[str, PathLike[str]], rules: Optional[str] = None) -> None:
         """Open the database in `path`; with `rules` ("awari", "abapa", "grand-slam") the
