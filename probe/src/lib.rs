@@ -18,6 +18,7 @@
 
 use std::path::Path;
 
+pub mod batch;
 pub mod line;
 
 pub use line::{perfect_line, Line, LineEnd, Ply};

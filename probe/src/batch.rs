@@ -1,0 +1,226 @@
+//! The `batch` pipeline of `awari-probe batch`: boards in, one per line, values (or `show`
+//! JSON) out, one per line, in input order, answered on all cores.
+
+use std::io::{Read, Write};
+
+use awari_db::{Board, DbError};
+use rayon::prelude::*;
+
+use crate::{check_playable, report, Database};
+
+/// Why a batch stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// A bad input line (the command line's exit code 2).
+    #[error("stdin line {number}: {message}")]
+    Line {
+        /// Its line number, from 1.
+        number: u64,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A lookup failed: a missing level, or a corrupt table.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// Reading the input or writing the answers failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// "reading stdin" or "writing stdout".
+        what: &'static str,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Input bytes per block: large enough to keep the cores busy, small enough to stream.
+const BLOCK: usize = 1 << 20;
+/// Lines per task within a block.
+const TASK: usize = 1 << 10;
+
+/// Read boards from `input`, one per line, and write one value (or, with `json`, `show`'s
+/// JSON document) per line to `output`.
+///
+/// Input is read in blocks of whole lines, and each block is answered on all cores, its
+/// answers written in input order. The first bad line stops the run with its line number,
+/// after every line before it has been answered. Blank lines get no answer.
+pub fn run(
+    db: &Database,
+    json: bool,
+    mut input: impl Read,
+    mut output: impl Write,
+) -> Result<(), BatchError> {
+    let write_err = |source| BatchError::Io {
+        what: "writing stdout",
+        source,
+    };
+    let mut first = 1u64; // the line number of the block's first line
+    let mut block: Vec<u8> = Vec::with_capacity(2 * BLOCK);
+    let mut rest: Vec<u8> = Vec::new(); // a line begun at the end of the previous block
+    let mut texts: Vec<Vec<u8>> = Vec::new();
+    loop {
+        block.clear();
+        block.append(&mut rest);
+        let eof = fill(&mut input, &mut block, BLOCK)?;
+        // Whole lines only: keep what follows the last newline for the next block.
+        if !eof {
+            let end = block.iter().rposition(|&b| b == b'\n').map_or(0, |k| k + 1);
+            rest.extend_from_slice(&block[end..]);
+            block.truncate(end);
+        }
+        if block.is_empty() {
+            if eof {
+                break;
+            }
+            continue;
+        }
+        let lines: Vec<&[u8]> = block.split_inclusive(|&b| b == b'\n').collect();
+        let tasks = lines.len().div_ceil(TASK);
+        if texts.len() < tasks {
+            texts.resize_with(tasks, Vec::new);
+        }
+        // Each task's answers go to its own buffer, kept from block to block.
+        let errors: Vec<Option<BatchError>> = texts[..tasks]
+            .par_iter_mut()
+            .zip(lines.par_chunks(TASK))
+            .enumerate()
+            .map(|(t, (text, chunk))| {
+                text.clear();
+                let start = first + (t * TASK) as u64;
+                if !json {
+                    return answer_values(db, chunk, start, text).err();
+                }
+                for (k, line) in chunk.iter().enumerate() {
+                    if let Err(e) = answer_json(db, line, start + k as u64, text) {
+                        return Some(e);
+                    }
+                }
+                None
+            })
+            .collect();
+        for (text, err) in texts.iter().zip(errors) {
+            output.write_all(text).map_err(write_err)?;
+            if let Some(e) = err {
+                output.flush().map_err(write_err)?;
+                return Err(e);
+            }
+        }
+        first += lines.len() as u64;
+        if eof {
+            break;
+        }
+    }
+    output.flush().map_err(write_err)
+}
+
+/// Append up to `want` bytes of `input` to `buf`; returns whether the input has ended.
+fn fill(input: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> Result<bool, BatchError> {
+    let mut got = 0;
+    while got < want {
+        let k = input
+            .by_ref()
+            .take((want - got) as u64)
+            .read_to_end(buf)
+            .map_err(|source| BatchError::Io {
+                what: "reading stdin",
+                source,
+            })?;
+        if k == 0 {
+            return Ok(true);
+        }
+        got += k;
+    }
+    Ok(false)
+}
+
+/// The board of one input line (`None` for a blank line), checked as `show` checks it.
+fn parse_line(line: &[u8], number: u64) -> Result<Option<Board>, BatchError> {
+    let bad = |message: String| BatchError::Line { number, message };
+    let board = match Board::parse_simple(line) {
+        Some(board) => board,
+        None => {
+            let text = std::str::from_utf8(line)
+                .map_err(|_| bad("not UTF-8 text".into()))?
+                .trim();
+            if text.is_empty() {
+                return Ok(None);
+            }
+            Board::parse(text).map_err(|e| bad(e.to_string()))?
+        }
+    };
+    check_playable(&board).map_err(bad)?;
+    Ok(Some(board))
+}
+
+/// Append the answer to one `--json` input line (nothing for a blank line).
+fn answer_json(
+    db: &Database,
+    line: &[u8],
+    number: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), BatchError> {
+    if let Some(board) = parse_line(line, number)? {
+        report(&board, db.rules(), Some(db))?.write_json(out);
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
+/// Append the values of `lines` (the first is line `first`), one per non-blank line. Lines go
+/// in groups of 16: every entry is located first (rank), then the 16 are read together, so
+/// that their random reads are in flight at once. On an error, the lines before it are
+/// answered first.
+fn answer_values(
+    db: &Database,
+    lines: &[&[u8]],
+    first: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), BatchError> {
+    const GROUP: usize = 16;
+    for (g, group) in lines.chunks(GROUP).enumerate() {
+        let mut values: [Option<i8>; GROUP] = [None; GROUP];
+        let mut entries: [Option<(&awari_db::Table, u64)>; GROUP] = [None; GROUP];
+        let mut failure = None;
+        for (k, line) in group.iter().enumerate() {
+            let number = first + (g * GROUP + k) as u64;
+            let located = parse_line(line, number).and_then(|board| {
+                let Some(board) = board else { return Ok(()) };
+                let seeds = board.seeds();
+                match awari_db::Level::new(seeds).rank(&board) {
+                    Some(i) => {
+                        let table = db.levels().require(seeds).map_err(BatchError::Db)?;
+                        table.prefetch_value(i);
+                        entries[k] = Some((table, i));
+                    }
+                    // A full opponent row: valued by one ply of lookups.
+                    None => values[k] = Some(db.value(&board).map_err(BatchError::Db)?),
+                }
+                Ok(())
+            });
+            if let Err(e) = located {
+                failure = Some((k, e));
+                break;
+            }
+        }
+        let answered = failure.as_ref().map_or(group.len(), |f| f.0);
+        for (v, entry) in values.iter_mut().zip(entries).take(answered) {
+            if let Some((table, i)) = entry {
+                *v = Some(table.value(i).map_err(DbError::from)?);
+            }
+        }
+        for v in values.iter().take(answered).flatten() {
+            if *v < 0 {
+                out.push(b'-');
+            }
+            let a = v.unsigned_abs();
+            if a >= 10 {
+                out.push(b'0' + a / 10);
+            }
+            out.push(b'0' + a % 10);
+            out.push(b'\n');
+        }
+        if let Some((_, e)) = failure {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
