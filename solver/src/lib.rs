@@ -14,6 +14,7 @@ pub mod exits;
 pub mod level;
 pub mod lowmem;
 pub mod plan;
+pub mod report;
 mod rounds;
 mod state;
 pub mod stats;

@@ -1,0 +1,260 @@
+//! `awari-solver`'s command line: the subcommands and their options (clap), and how an
+//! option's value turns into the library's. Nothing here does any work.
+
+use std::path::PathBuf;
+
+use awari_db::Rules;
+use awari_solver::build::Mode;
+use awari_solver::{sys, verify};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "awari-solver",
+    version,
+    about = "Build Awari (Oware) endgame databases by parallel retrograde analysis",
+    long_about = "Build Awari (Oware) endgame databases by parallel retrograde analysis.\n\n\
+                  One table per number of seeds on the board (level), in DIR/level-NN.values; \
+                  each entry is the seed difference the side to move obtains with perfect play, \
+                  numbered exactly as the Romein & Bal database."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ModeArg {
+    Auto,
+    Memory,
+    LowMemory,
+    TwoBit,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum MethodArg {
+    Auto,
+    Streamed,
+    Lookup,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Build every missing level 0..N (resumable: levels present are checked and kept).
+    Build {
+        /// Database directory (one rule set per directory).
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Build levels 0..N (N ≤ 48; level 47 never exists).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=48))]
+        max_stones: u32,
+        /// Rule set: awari, abapa or grand-slam.
+        #[arg(long, default_value = "awari")]
+        rules: Rules,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Memory the level in progress may use, e.g. 8G (default: what the machine has free).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
+        /// Also write depth-to-conversion tables (level-NN.depth), which `awari-probe line` uses
+        /// to realise won positions and `verify` uses to prove the values.
+        #[arg(long)]
+        depth: bool,
+        /// Level algorithm: `memory` (2 bytes of RAM per position, fastest), `low-memory`
+        /// (0.67 bytes per position, exits and values streamed from disk), `two-bit` (0.25
+        /// bytes per position, under 0.33 in all, with a checkpoint at every step: a killed
+        /// build resumes inside the level), or `auto` (the first of these that fits
+        /// --memory). Same tables, byte for byte, whichever builds them.
+        #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
+        mode: ModeArg,
+        /// Build over the ranks of an MPI job (`mpirun -n R awari-solver build --distributed`):
+        /// each rank holds its slice of each level (2 bytes per position, in memory) and
+        /// --memory is per rank; --db must be a directory every rank sees. Needs a binary
+        /// built with `--features mpi`.
+        #[arg(long)]
+        distributed: bool,
+        /// Slices of a distributed build are whole granules of 2^K positions (default 22:
+        /// one checksum chunk of the table; smaller only to test the slicing).
+        #[arg(long, hide = true, default_value_t = awari_solver::distributed::GRANULE_SHIFT,
+              value_parser = clap::value_parser!(u32).range(6..=30))]
+        granule_shift: u32,
+        /// Compress each level as soon as it is built (level-NN.cvalues, about 3.5 bits per
+        /// position instead of 8), replacing its plain table; plain levels already present are
+        /// compressed too. The levels above read the compressed ones.
+        #[arg(long)]
+        compress: bool,
+    },
+    /// Compress a database directory, ours or raw VU `scores.N` files, into another: each
+    /// level to level-NN.cvalues, checked by decoding it back before it is renamed into
+    /// place. Every reader (probe, Python, stats, verify, build) opens the result with --db.
+    /// Resumable: levels already compressed in --out are kept.
+    Compress {
+        /// The database directory to compress.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// The directory to write (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Levels to compress (default: every level present).
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Check every table: checksums, every entry recomputed from its children and, with
+    /// depth tables, that every win and loss is realised in finitely many plies.
+    ///
+    /// Levels without a depth table are checked streamed: the level and its lower levels are
+    /// read in index order, once per bucket of accumulators that fits in --memory, so the
+    /// check runs at disk speed however large the level (no random reads into files).
+    Verify {
+        /// Database directory.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Levels to verify (default: every level present). Their lower levels must be present.
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// How many failing entries to print per level.
+        #[arg(long, default_value_t = 10)]
+        show: usize,
+        /// How entries are recomputed: auto (lookup where a depth table exists, else
+        /// streamed), streamed (children un-moved into their parents in index order: no random
+        /// reads into files; values only) or lookup (each child looked up from its parent:
+        /// random reads, fast only while the tables are in the page cache; checks depths).
+        #[arg(long, value_enum, default_value = "auto")]
+        method: MethodArg,
+        /// Memory the streamed check's accumulators may use, one byte per position of a
+        /// bucket, e.g. 8G; each bucket streams the level and its lower levels once more
+        /// (default: what the machine has free).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
+    },
+    /// Compare two database directories level by level, streamed: ours or raw VU `scores.N`
+    /// files, in any mix. Exits non-zero if any level differs or is in one directory only.
+    Compare {
+        /// The first directory.
+        a: PathBuf,
+        /// The second directory.
+        b: PathBuf,
+        /// Levels to compare (default: every level in either directory).
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// How many differing entries to print per level.
+        #[arg(long, default_value_t = 5)]
+        show: usize,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// What building levels 0..N takes: memory, disk and time per level, and totals.
+    Plan {
+        /// Plan levels 0..N.
+        #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u32).range(0..=48))]
+        max_stones: u32,
+        /// Memory a level may use, e.g. 512G (default: what this machine has free).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
+        /// Cores to plan for (default: this machine's).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Build speed per thread, positions per second (default: level 27 in memory on the
+        /// 2-core development machine, 7.94 M positions/s, by scripts/ab.sh; levels 0..24
+        /// run at 9.9 M/s there, larger levels somewhat slower than 27).
+        #[arg(long, default_value_t = 4.0e6)]
+        rate_per_thread: f64,
+        /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
+        /// measured on the 2-core development machine: 0.88 on levels 0..24 with
+        /// scripts/ab.sh LOWMEM=1, 0.93 on level 27 alone).
+        #[arg(long, default_value_t = 0.88)]
+        low_memory_ratio: f64,
+        /// Speed of the two-bit algorithm as a fraction of the in-memory one (default: level
+        /// 28 on the 2-core development machine, scripts/bench-two-bit.sh: 0.48 and 0.51 of
+        /// the low-memory speed, itself 0.88 of the in-memory one).
+        #[arg(long, default_value_t = TWO_BIT_RATIO)]
+        two_bit_ratio: f64,
+        /// Plan for depth tables too (`build --depth`).
+        #[arg(long)]
+        depth: bool,
+        /// Plan for tables compressed as they are built (`build --compress`): disk from the
+        /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend.
+        #[arg(long)]
+        compress: bool,
+        /// Free disk for the database, e.g. 2T (default: what is free in --db, or in the
+        /// current directory when --db does not exist yet).
+        #[arg(long, value_parser = sys::parse_size)]
+        disk: Option<u64>,
+        /// Database directory whose free disk is planned with; the levels already in it are
+        /// shown as such and need no time or new disk.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Sequential disk bandwidth in MB/s for the I/O estimate (default: a SATA SSD; a
+        /// fast NVMe drive does 2000 or more).
+        #[arg(long, default_value_t = 500.0)]
+        disk_bandwidth: f64,
+        /// Plan a distributed build (`build --distributed`) over this many MPI ranks, each with
+        /// --threads cores and --memory-per-rank of memory.
+        #[arg(long, default_value_t = 1)]
+        ranks: usize,
+        /// Memory of each rank, e.g. 64G (with --ranks).
+        #[arg(long, value_parser = sys::parse_size)]
+        memory_per_rank: Option<u64>,
+        /// Network bandwidth each rank sends at, in Gbit/s (with --ranks; default: 10 Gbit
+        /// Ethernet).
+        #[arg(long, default_value_t = 10.0)]
+        network_gbit: f64,
+        /// Speed of the distributed build as a fraction of a threaded one on the same cores
+        /// (with --ranks; default: scripts/bench-mpi.sh 24 on the 2-core development machine,
+        /// 2 ranks × 1 thread against 1 × 2).
+        #[arg(long, default_value_t = 0.75)]
+        distributed_efficiency: f64,
+        /// Bytes sent between 2 ranks per position built (with --ranks; default: measured by
+        /// scripts/bench-mpi.sh 24).
+        #[arg(long, default_value_t = 15.6)]
+        traffic_per_position: f64,
+    },
+    /// The value histogram of a level.
+    Stats {
+        /// Database directory.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// The level (seeds on the board).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: u32,
+        /// Count all C(N+11,11) boards with N seeds, those with a full opponent row valued by
+        /// one ply (how Lincke's published tables count), not only the level's boards.
+        #[arg(long)]
+        all_configurations: bool,
+        /// One JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `plan`'s default two-bit speed as a fraction of the in-memory speed (see its `--help`).
+pub const TWO_BIT_RATIO: f64 = 0.44;
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Auto => Mode::Auto,
+            ModeArg::Memory => Mode::InMemory,
+            ModeArg::LowMemory => Mode::LowMemory,
+            ModeArg::TwoBit => Mode::TwoBit,
+        }
+    }
+}
+
+impl From<MethodArg> for verify::Method {
+    fn from(m: MethodArg) -> verify::Method {
+        match m {
+            MethodArg::Auto => verify::Method::Auto,
+            MethodArg::Streamed => verify::Method::Streamed,
+            MethodArg::Lookup => verify::Method::Lookup,
+        }
+    }
+}

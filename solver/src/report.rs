@@ -1,0 +1,466 @@
+//! What the command line prints, for every phase: the progress bars, the build summary
+//! table and the values of the starts, the lines of `compare`, `compress`, `stats` and
+//! `verify`, and the distributed build's report. The binaries call these; the phases hand
+//! their progress to [`Bars`] through [`Progress`].
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use awari_db::{Board, DbError, Levels};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::build::{BuildError, BuildOptions, LevelReport, Mode};
+use crate::compare::{LevelComparison, LevelReport as ComparedLevel};
+use crate::compress::CompressReport;
+use crate::{sys, verify, Progress};
+
+/// Progress bars on stderr: one per level, showing phase, positions/s and ETA (hidden when
+/// stderr is not a terminal).
+pub struct Bars {
+    bar: Mutex<Option<ProgressBar>>,
+    level: Mutex<(u32, u64)>,
+}
+
+impl Bars {
+    /// No bar yet.
+    pub fn new() -> Bars {
+        Bars {
+            bar: Mutex::new(None),
+            level: Mutex::new((0, 0)),
+        }
+    }
+
+    /// The bar of the phase in progress.
+    pub fn current(&self) -> Option<ProgressBar> {
+        self.bar.lock().expect("progress lock").clone()
+    }
+}
+
+impl Default for Bars {
+    fn default() -> Bars {
+        Bars::new()
+    }
+}
+
+impl Progress for Bars {
+    fn level(&self, n: u32, positions: u64) {
+        *self.level.lock().expect("progress lock") = (n, positions);
+    }
+
+    fn phase(&self, name: &str, total: u64) {
+        let (n, _) = *self.level.lock().expect("progress lock");
+        let mut slot = self.bar.lock().expect("progress lock");
+        if let Some(b) = slot.take() {
+            b.finish_and_clear();
+        }
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let b = ProgressBar::with_draw_target(Some(total), target);
+        b.set_style(
+            ProgressStyle::with_template(
+                "level {prefix:>2} {msg:<8} [{bar:30}] {percent:>3}% {per_sec:>14} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b.set_prefix(n.to_string());
+        b.set_message(name.to_string());
+        b.enable_steady_tick(Duration::from_millis(200));
+        *slot = Some(b);
+    }
+
+    fn advance(&self, k: u64) {
+        if let Some(b) = self.current() {
+            b.inc(k);
+        }
+    }
+
+    fn message(&self, msg: &str) {
+        if let Some(b) = self.current() {
+            b.set_message(msg.to_string());
+        }
+    }
+}
+
+/// A start's value in words.
+fn describe_start(k: u32, v: i8) -> String {
+    match v {
+        0 => "draw".to_string(),
+        v if v > 0 => format!("first player wins by {v}"),
+        v => format!("second player wins by {}", -v),
+    }
+    .to_string()
+        + &format!(
+            " (value {v:+}, {k} seed{} per pit)",
+            if k == 1 { "" } else { "s" }
+        )
+}
+
+/// The build summary's columns: header and width (every cell is right-aligned to it).
+const COLUMNS: [(&str, usize); 18] = [
+    ("level", 5),
+    ("positions", 15),
+    ("seconds", 8),
+    ("pos/s", 10),
+    ("peak RSS", 10),
+    ("B/pos", 6),
+    ("peak anon", 10),
+    ("B/pos", 6),
+    ("exits s", 8),
+    ("read", 10),
+    ("/lower", 6),
+    ("I/O r/pos", 9),
+    ("w/pos", 6),
+    ("wins", 7),
+    ("draws", 7),
+    ("losses", 7),
+    ("max depth", 9),
+    ("mode", 10),
+];
+
+/// Levels smaller than this show "–" for per-position memory (fixed costs dominate).
+const MEANINGFUL: u64 = 1 << 20;
+
+fn print_cells(cells: &[String]) {
+    let line: Vec<String> = cells
+        .iter()
+        .zip(COLUMNS)
+        .map(|(c, (_, w))| format!("{c:>w$}"))
+        .collect();
+    println!("{}", line.join(" "));
+}
+
+/// The build summary's header line.
+pub fn print_header() {
+    print_cells(&COLUMNS.map(|(h, _)| h.to_string()));
+}
+
+/// The build summary's line of one level (and a second when it was resumed).
+pub fn print_row(r: &LevelReport) {
+    const NONE: &str = "–";
+    let total = r.positions.max(1) as f64;
+    let pct = |x: Option<u64>| {
+        x.map_or(NONE.to_string(), |x| {
+            format!("{:.2}%", 100.0 * x as f64 / total)
+        })
+    };
+    let built = r.seconds.is_some();
+    let per = |b: Option<u64>| match b {
+        Some(b) if built && r.positions >= MEANINGFUL => format!("{:.2}", b as f64 / total),
+        _ => NONE.to_string(),
+    };
+    let size = |b: Option<u64>| match b {
+        Some(b) if built => sys::human(b),
+        _ => NONE.to_string(),
+    };
+    let exits = r.exits.as_ref();
+    let read_ratio = match exits.and_then(|e| e.bytes_read.map(|b| (b, e.lower_bytes))) {
+        Some((b, lower)) if lower >= MEANINGFUL => format!("{:.2}", b as f64 / lower as f64),
+        _ => NONE.to_string(),
+    };
+    print_cells(&[
+        r.seeds.to_string(),
+        r.positions.to_string(),
+        r.seconds.map_or("kept".to_string(), |s| format!("{s:.2}")),
+        r.seconds.map_or(NONE.to_string(), |s| {
+            format!("{:.0}", r.positions as f64 / s.max(1e-9))
+        }),
+        size(r.peak_rss),
+        per(r.peak_rss),
+        size(r.peak_anon),
+        per(r.peak_anon),
+        exits.map_or(NONE.to_string(), |e| format!("{:.2}", e.seconds)),
+        size(exits.and_then(|e| e.bytes_read)),
+        read_ratio,
+        per(r.io.map(|io| io.read)),
+        per(r.io.map(|io| io.written)),
+        pct(r.counts.map(|c| c.wins)),
+        pct(r.counts.map(|c| c.draws)),
+        pct(r.counts.map(|c| c.losses)),
+        r.max_depth.map_or(NONE.to_string(), |d| d.to_string()),
+        r.mode.map_or(NONE, Mode::name).to_string(),
+    ]);
+    if let Some((stage, times)) = r.resumed {
+        println!(
+            "level {}: resumed at {stage} ({times} resume{} in all; the times above count each run up to its last checkpoint)",
+            r.seeds,
+            if times == 1 { "" } else { "s" }
+        );
+    }
+}
+
+/// One line per compressed level.
+pub fn print_compressed(r: &CompressReport) {
+    let how = match r.seconds {
+        Some(s) => format!(
+            "in {s:.2} s ({:.1} M positions/s)",
+            r.entries as f64 / s.max(1e-9) / 1e6
+        ),
+        None => "kept (already compressed)".to_string(),
+    };
+    println!(
+        "level {:>2} compressed: {} positions, {} bytes, {:.3} bits per position, {how}",
+        r.level,
+        r.entries,
+        r.bytes,
+        r.bits_per_position()
+    );
+}
+
+/// `compress`'s last line.
+pub fn print_compress_total(reports: &[CompressReport], seconds: f64) {
+    let entries: u64 = reports.iter().map(|r| r.entries).sum();
+    let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
+    let source_bytes: u64 = reports.iter().map(|r| r.source_bytes).sum();
+    println!(
+        "total: {} levels, {entries} positions, {bytes} bytes ({:.3} bits per position, {:.1}× smaller) in {seconds:.2} s",
+        reports.len(),
+        8.0 * bytes as f64 / entries.max(1) as f64,
+        source_bytes as f64 / bytes.max(1) as f64,
+    );
+}
+
+/// The build summary's last line.
+pub fn print_build_total(reports: &[LevelReport], seconds: f64, ranks: Option<usize>) {
+    let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
+    let positions: u64 = built.iter().map(|r| r.positions).sum();
+    println!(
+        "total: {} levels built, {positions} positions in {seconds:.2} s ({:.0} positions/s){}; {} levels kept",
+        built.len(),
+        positions as f64 / seconds.max(1e-9),
+        ranks.map_or(String::new(), |r| format!(" on {r} ranks")),
+        reports.len() - built.len()
+    );
+}
+
+/// `compare`'s line (and differing entries) of one level; the entries it compared.
+pub fn print_comparison(r: &ComparedLevel, a: &Path, b: &Path) -> u64 {
+    let rate = r.positions as f64 / r.seconds.max(1e-9) / 1e9;
+    match &r.outcome {
+        LevelComparison::Equal => {
+            println!(
+                "level {:>2}: equal ({} entries, {rate:.2} GB/s)",
+                r.level, r.positions
+            );
+            r.positions
+        }
+        LevelComparison::Differ { count, first } => {
+            println!(
+                "level {:>2}: {count} of {} entries differ",
+                r.level, r.positions
+            );
+            for d in first {
+                println!(
+                    "  index {}: {}  {} in {}, {} in {}",
+                    d.index,
+                    d.board,
+                    d.values.0,
+                    a.display(),
+                    d.values.1,
+                    b.display()
+                );
+            }
+            r.positions
+        }
+        LevelComparison::OnlyIn(first) => {
+            println!(
+                "level {:>2}: only in {}",
+                r.level,
+                if *first { a.display() } else { b.display() }
+            );
+            0
+        }
+    }
+}
+
+/// `stats`: the histogram of level `n` (`positions` boards), as text.
+pub fn print_histogram(
+    levels: &Levels,
+    n: u32,
+    positions: u64,
+    hist: &std::collections::BTreeMap<i8, u64>,
+    all_configurations: bool,
+) {
+    println!(
+        "level {n} ({} rules), {positions} {}",
+        levels.rules(),
+        if all_configurations {
+            "boards (all configurations)"
+        } else {
+            "indexed positions"
+        }
+    );
+    println!("{:>6} {:>15} {:>8}", "value", "positions", "share");
+    for (v, c) in hist {
+        println!(
+            "{v:>+6} {c:>15} {:>7.3}%",
+            100.0 * *c as f64 / positions as f64
+        );
+    }
+}
+
+/// `verify` of levels `wanted` of `levels`, one line per level (and its failing entries), and
+/// what was proven; whether every level passed.
+pub fn verify_levels(
+    levels: &Levels,
+    wanted: &[u32],
+    options: &verify::VerifyOptions,
+    bars: &Bars,
+) -> Result<bool, DbError> {
+    let mut all_ok = true;
+    let mut depth_everywhere = true;
+    for &n in wanted {
+        bars.level(n, awari_db::level_size(n));
+        let start = std::time::Instant::now();
+        let read_before = sys::read_bytes();
+        let peak = sys::AnonPeak::start();
+        let v = verify::verify_level(levels, n, options, bars)?;
+        let peak = peak.finish();
+        if let Some(b) = bars.current() {
+            b.finish_and_clear();
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let size = awari_db::level_size(n);
+        let cost = format!(
+            "{}; {seconds:.2} s, {} positions/s{}{}",
+            match v.passes {
+                0 => "lookup".to_string(),
+                1 => "streamed, 1 pass".to_string(),
+                p => format!("streamed, {p} passes"),
+            },
+            si(size as f64 / seconds.max(1e-9)),
+            match (read_before, sys::read_bytes()) {
+                (Some(a), Some(b)) => format!(", read {}", sys::human(b.saturating_sub(a))),
+                _ => String::new(),
+            },
+            // Per position only where the level outweighs the process's own few MiB.
+            peak.map_or(String::new(), |p| if size >= 1 << 20 {
+                format!(
+                    ", peak anon {} ({:.2} B/pos)",
+                    sys::human(p),
+                    p as f64 / size as f64
+                )
+            } else {
+                format!(", peak anon {}", sys::human(p))
+            }),
+        );
+        depth_everywhere &= v.depth_checked;
+        if let Some(e) = &v.checksum {
+            println!("level {n:>2}: FAILED checksum: {e} ({cost})");
+            all_ok = false;
+        }
+        if v.passed() {
+            println!(
+                "level {n:>2}: ok, {size} entries recomputed from their children{} ({cost})",
+                if v.depth_checked {
+                    ", depths well-founded"
+                } else {
+                    " (no depth table)"
+                }
+            );
+        } else if v.failures > 0 {
+            all_ok = false;
+            println!(
+                "level {n:>2}: FAILED: {} entries wrong ({cost})",
+                v.failures
+            );
+            for m in &v.examples {
+                println!(
+                    "  level {} index {} board {}: {}",
+                    m.level, m.index, m.board, m.what
+                );
+            }
+        }
+    }
+    if all_ok {
+        if depth_everywhere {
+            println!("verified: every value is the game value, given the move generator (see `verify` in the docs)");
+        } else {
+            println!("verified: values are consistent with their children; without depth tables this does not rule out wrong values on cycles (build with --depth for a proof)");
+        }
+    }
+    Ok(all_ok)
+}
+
+/// A rate with an SI prefix: 9.87M.
+fn si(x: f64) -> String {
+    match x {
+        x if x >= 1e9 => format!("{:.2}G", x / 1e9),
+        x if x >= 1e6 => format!("{:.2}M", x / 1e6),
+        x if x >= 1e3 => format!("{:.1}k", x / 1e3),
+        x => format!("{x:.0}"),
+    }
+}
+
+/// The values of the starts with 1, 2, … seeds in every pit that levels 0..`max_stones` hold.
+pub fn print_starts(levels: &Levels, max_stones: u32) -> Result<(), DbError> {
+    for k in 1..=4u32 {
+        if 12 * k > max_stones {
+            break;
+        }
+        let b = Board::uniform(k as u8);
+        let v = levels.value(&b)?;
+        println!("start with {k} per pit ({b}): {}", describe_start(k, v));
+    }
+    Ok(())
+}
+
+/// `build --distributed` over the ranks of `comm`; rank 0 reports.
+pub fn build_distributed(
+    comm: &dyn crate::comm::Comm,
+    opts: &BuildOptions,
+    shift: u32,
+) -> Result<(), BuildError> {
+    let (me, ranks) = (comm.rank(), comm.size());
+    let bars = Bars::new();
+    let progress: &dyn Progress = if me == 0 { &bars } else { &crate::Silent };
+    if me == 0 {
+        eprintln!(
+            "building levels 0..{} of {} under {} rules on {ranks} ranks × {} threads",
+            opts.max_stones,
+            opts.dir.display(),
+            opts.rules,
+            rayon::current_num_threads()
+        );
+        print_header();
+    }
+    let start = std::time::Instant::now();
+    let mut sent = 0u64;
+    let mut messages = 0u64;
+    let mut rounds = 0u64;
+    let reports =
+        crate::distributed::build_distributed(comm, opts, shift, progress, |r, built| {
+            if let Some(t) = built.map(|b| b.traffic) {
+                sent += t.words_sent;
+                messages += t.messages;
+                rounds += t.settle_rounds;
+            }
+            if me == 0 {
+                if let Some(b) = bars.current() {
+                    b.finish_and_clear();
+                }
+                print_row(r);
+            }
+        })?;
+    let totals = comm.sum(&[sent, messages]);
+    if me == 0 {
+        print_build_total(&reports, start.elapsed().as_secs_f64(), Some(ranks));
+        let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
+        let positions: u64 = built.iter().map(|r| r.positions).sum();
+        // A level of n seeds settles in n steps.
+        let steps: u64 = built.iter().map(|r| u64::from(r.seeds)).sum();
+        println!(
+            "traffic: {} bytes sent between ranks ({:.2} per position built); {} messages, {:.1} per rank per settling step; {rounds} settling rounds",
+            8 * totals[0],
+            8.0 * totals[0] as f64 / positions.max(1) as f64,
+            totals[1],
+            totals[1] as f64 / (ranks as u64 * steps.max(1)) as f64
+        );
+    }
+    Ok(())
+}
