@@ -8,7 +8,7 @@
 use awari_db::{level_exists, Access, Board, DbError, Level, Levels, Table};
 use rayon::prelude::*;
 
-use crate::level::Progress;
+use crate::progress::Progress;
 
 /// Bytes compared per parallel work item.
 const CHUNK: usize = 1 << 20;

@@ -14,7 +14,7 @@ use awari_db::{
     TableError,
 };
 
-use crate::level::Progress;
+use crate::progress::Progress;
 
 /// One level compressed (or found compressed and kept).
 #[derive(Clone, Debug)]

@@ -31,7 +31,8 @@ use std::time::Instant;
 use awari_db::{level_exists, Access, Board, Level, Levels, QuietMoves, Rules, Table};
 use rayon::prelude::*;
 
-use crate::level::{Progress, NO_EXIT};
+use crate::progress::Progress;
+use crate::settle::NO_EXIT;
 use crate::sys;
 
 /// Lower-level positions per parallel work item of the stream (64 KiB of a table).

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use awari_db::{Board, DbError, Level, Levels, Outcome, Table, TableError};
 use rayon::prelude::*;
 
-use crate::level::Progress;
+use crate::progress::Progress;
 use crate::state::StateArray;
 
 /// One entry that failed a check.

@@ -40,7 +40,8 @@ use awari_db::{Board, Level, Rules};
 use rayon::prelude::*;
 
 use crate::exits::{CaptureStream, SLICE_UNIT};
-use crate::level::{raise_exit_owned, Progress, Settle};
+use crate::progress::Progress;
+use crate::settle::{raise_exit_owned, Settle};
 use crate::state::StateArray;
 
 /// Settled positions whose predecessors one round generates (about 3.5 updates each: 15 MiB

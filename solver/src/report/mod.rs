@@ -1,7 +1,9 @@
-//! What the command line prints, for every phase: the progress bars, the build summary
+//! What the command line prints, for every phase (and [`plan`], what a build will take): the progress bars, the build summary
 //! table and the values of the starts, the lines of `compare`, `compress`, `stats` and
 //! `verify`, and the distributed build's report. The binaries call these; the phases hand
 //! their progress to [`Bars`] through [`Progress`].
+
+pub mod plan;
 
 use std::io::IsTerminal;
 use std::path::Path;

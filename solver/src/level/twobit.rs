@@ -76,8 +76,9 @@ use awari_db::{
 use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsStats};
-use crate::level::{seed_boards, LevelCounts, Progress, NO_EXIT};
 use crate::lowmem::LowMemoryBuilder;
+use crate::progress::Progress;
+use crate::settle::{seed_boards, BuilderError, LevelCounts, NO_EXIT};
 use crate::state::StateArray;
 use crate::sys;
 
@@ -430,15 +431,15 @@ impl<'a> TwoBit<'a> {
         rules: Rules,
         lower: &'a Levels,
         bucket: u64,
-    ) -> Result<TwoBit<'a>, crate::build::BuildError> {
+    ) -> Result<TwoBit<'a>, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let [work_path, seeds_path, ckpt_path, ckpt_tmp] = work_paths(dir, n);
         let _ = std::fs::remove_file(&ckpt_tmp);
         let level = Level::new(n);
         let size = level.size();
         let chunks = chunk_count(n) as usize;
-        let state = StateArray::new(size.div_ceil(PER_WORD) as usize)
-            .map_err(crate::level::BuilderError::Alloc)?;
+        let state =
+            StateArray::new(size.div_ceil(PER_WORD) as usize).map_err(BuilderError::Alloc)?;
         let io = IoCount::default();
         let resumed = match read_checkpoint(&ckpt_path, &work_path, n, rules, &state, &io) {
             Ok(c) => c,

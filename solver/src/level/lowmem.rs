@@ -43,7 +43,8 @@ use awari_db::{level_size, Level, Levels, QuietMoves, Rules, TableError};
 use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
-use crate::level::{propagate_diverting, seed_boards, LevelCounts, Progress, Settle, NO_EXIT};
+use crate::progress::Progress;
+use crate::settle::{propagate_diverting, seed_boards, BuilderError, LevelCounts, Settle, NO_EXIT};
 use crate::state::StateArray;
 
 const PER_WORD: u64 = 12;
@@ -389,7 +390,7 @@ impl<'a> LowMemoryBuilder<'a> {
         rules: Rules,
         lower: &'a Levels,
         bucket: u64,
-    ) -> Result<Self, crate::build::BuildError> {
+    ) -> Result<Self, BuilderError> {
         let work_path = dir.join(format!("level-{n:02}.work.tmp"));
         Self::slice(work_path, n, rules, lower, bucket, 0..level_size(n))
     }
@@ -403,13 +404,13 @@ impl<'a> LowMemoryBuilder<'a> {
         lower: &'a Levels,
         bucket: u64,
         range: std::ops::Range<u64>,
-    ) -> Result<Self, crate::build::BuildError> {
+    ) -> Result<Self, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let bucket = bucket.max(1).div_ceil(CHUNK) * CHUNK;
         let level = Level::new(n);
         let len = range.end - range.start;
-        let array = StateArray::new(len.div_ceil(PER_WORD) as usize)
-            .map_err(crate::level::BuilderError::Alloc)?;
+        let array =
+            StateArray::new(len.div_ceil(PER_WORD) as usize).map_err(BuilderError::Alloc)?;
         let work = OpenOptions::new()
             .read(true)
             .write(true)

@@ -34,6 +34,8 @@
 //! i settles is the attractor of the step — however the updates are ordered or delayed
 //! within it, the same set results (DESIGN §4).
 
+pub mod comm;
+
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
@@ -51,11 +53,13 @@ use crate::build::{BuildError, BuildOptions, LevelReport, Mode};
 use crate::comm::Comm;
 use crate::exits::ExitsStats;
 use crate::exits::{forward, CaptureStream};
-use crate::level::{
-    propagate_diverting, raise_exit, scan_seeds, seed_boards, unsettled, update_word, value_of,
-    LevelCounts, Progress, Settle, StateArray,
-};
 use crate::lowmem::{self, LowMemoryBuilder};
+use crate::progress::Progress;
+use crate::settle::{
+    propagate_diverting, raise_exit, scan_seeds, seed_boards, unsettled, update_word, value_of,
+    BuilderError, LevelCounts, Settle,
+};
+use crate::state::StateArray;
 use crate::sys;
 
 /// Granule of the slices by default: one checksum chunk, so that every rank digests its own
@@ -377,8 +381,8 @@ pub fn build_level_distributed(
     let setup = CaptureStream::new(n, rules, lower)
         .map_err(BuildError::from)
         .and_then(|stream| {
-            let state = StateArray::new((range.end - range.start) as usize)
-                .map_err(crate::level::BuilderError::Alloc)?;
+            let state =
+                StateArray::new((range.end - range.start) as usize).map_err(BuilderError::Alloc)?;
             Ok((stream, state))
         });
     all_ok(comm, &setup)?;
@@ -442,7 +446,8 @@ pub fn build_level_distributed_low_memory(
     let part = Partition::new(n, ranks, shift);
     let range = part.slice(me);
     let work = dir.join(format!("level-{n:02}.work-{me}.tmp"));
-    let setup = LowMemoryBuilder::slice(work, n, rules, lower, bucket, range.clone());
+    let setup = LowMemoryBuilder::slice(work, n, rules, lower, bucket, range.clone())
+        .map_err(BuildError::from);
     all_ok(comm, &setup)?;
     let builder = setup?;
     let bucket = builder.bucket();

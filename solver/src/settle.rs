@@ -1,0 +1,422 @@
+//! The settling core the level algorithms share (DESIGN §4): the 16-bit state word of a
+//! position (see [`crate::level`] for its layout) and its updates, the seeds of a step, and
+//! the propagation of settled positions to their predecessors by un-moves, over any state
+//! representation that implements [`Settle`] (in memory, low-memory, distributed).
+
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+
+use awari_db::{successor, Board, Level, Rules};
+
+pub(crate) const SETTLED: u16 = 0x8000;
+pub(crate) const NO_EXIT: i8 = i8::MIN;
+/// Positions per parallel work item.
+pub(crate) const CHUNK: usize = 1 << 14;
+/// Positions scanned for seeds in one parallel pass (see `settle_step`).
+pub(crate) const WINDOW: usize = 1 << 26;
+/// The win flag of a seed found by [`settle_seeds`] (its offset in the chunk is below).
+pub(crate) const WON: u16 = 1 << 15;
+const _: () = assert!(CHUNK <= WON as usize && WINDOW % CHUNK == 0);
+
+#[inline]
+pub(crate) fn unsettled(exit: i8, counter: u8) -> u16 {
+    (u16::from(counter) << 8) | u16::from(exit as u8)
+}
+
+#[inline]
+pub(crate) fn settled(value: i8) -> u16 {
+    SETTLED | u16::from(value as u8)
+}
+
+#[inline]
+pub(crate) fn exit_of(word: u16) -> i8 {
+    word as u8 as i8
+}
+
+#[inline]
+pub(crate) fn counter_of(word: u16) -> u8 {
+    ((word >> 8) & 7) as u8
+}
+
+/// Whether step `i` settles the position of `word` from its own state: unsettled, and won by
+/// an exit ≥ i, or lost by i with every child already a win (no branches: see `seed_chunk`).
+#[inline]
+pub(crate) fn is_seed(word: u16, i: i8) -> bool {
+    let exit = exit_of(word);
+    (word & SETTLED == 0) & ((exit >= i) | ((exit == -i) & (counter_of(word) == 0)))
+}
+
+/// Why a level could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum BuilderError {
+    /// A lower level is missing or unreadable.
+    #[error(transparent)]
+    Db(#[from] awari_db::DbError),
+    /// The state array could not be allocated.
+    #[error("cannot allocate the level's state: {0}")]
+    Alloc(#[from] std::io::Error),
+    /// A work file could not be made or read.
+    #[error(transparent)]
+    Table(#[from] awari_db::TableError),
+}
+
+/// Counts of a built level, for the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelCounts {
+    /// Positions won by the side to move.
+    pub wins: u64,
+    /// Positions drawn.
+    pub draws: u64,
+    /// Positions lost by the side to move.
+    pub losses: u64,
+}
+
+impl LevelCounts {
+    /// Count one value.
+    #[inline]
+    pub fn add(&mut self, v: i8) {
+        match v.signum() {
+            1 => self.wins += 1,
+            0 => self.draws += 1,
+            _ => self.losses += 1,
+        }
+    }
+
+    /// The sum of two counts.
+    pub fn merge(self, o: LevelCounts) -> LevelCounts {
+        LevelCounts {
+            wins: self.wins + o.wins,
+            draws: self.draws + o.draws,
+            losses: self.losses + o.losses,
+        }
+    }
+}
+
+/// The per-position state a settling step updates, whatever its representation.
+pub(crate) trait Settle: Sync {
+    /// Read the memory holding `q`'s state (to bring it into cache before updating it).
+    fn touch(&self, q: u64) -> u64;
+    /// Whether [`Settle::prefetch`] issues prefetches (else the states of a batch are read
+    /// with [`Settle::touch`] after the batch is generated).
+    const PREFETCHES: bool = false;
+    /// Start bringing `q`'s state into cache without waiting for it, as soon as `q` is
+    /// generated (by default nothing: a read there would stall the generation).
+    #[inline]
+    fn prefetch(&self, _q: u64) {}
+    /// Apply to `q` the news that a child was settled at step `i` (`child_won`: the child is a
+    /// win by i for its mover). Returns whether this settled `q`.
+    fn update(&self, q: u64, i: i8, child_won: bool) -> bool;
+    /// [`Settle::update`] where no other thread touches `q`'s state meanwhile (a round's
+    /// apply phase, see [`crate::level::rounds`]), which may save the atomic exchange.
+    #[inline]
+    fn update_owned(&self, q: u64, i: i8, child_won: bool) -> bool {
+        self.update(q, i, child_won)
+    }
+}
+
+/// Settled positions whose predecessors are updated together (see [`expand`]).
+pub(crate) const BATCH: usize = 24;
+
+/// Apply step `i` to the predecessors of a batch of positions just settled (`true`: won
+/// by i, `false`: lost by i), pushing every position this settles onto `out` and calling
+/// `on_settled` with its index. A predecessor for which `divert(index, won)` returns true is
+/// left to the caller (another rank's, in a distributed build).
+///
+/// The predecessors' states are first brought into cache (see `gather`), so the
+/// compare-and-swaps that follow find them there.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn expand<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    i: i8,
+    batch: &[(Board, bool)],
+    out: &mut Vec<(Board, bool)>,
+    mut on_settled: impl FnMut(u64),
+    divert: &mut impl FnMut(u64, bool) -> bool,
+) {
+    let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
+    gather(
+        state,
+        level,
+        rules,
+        batch.iter().copied(),
+        &mut preds,
+        divert,
+    );
+    for &(q, pred, win) in &preds {
+        if state.update(q, i, win) {
+            on_settled(q);
+            out.push((pred, !win));
+        }
+    }
+}
+
+/// Append to `out` the predecessors of `settled` (boards with their win flags) as (index,
+/// board, flag), leaving to the caller those for which `divert(index, won)` returns true, and
+/// start loading their states: each prefetched the moment it is ranked, or, for a state that
+/// cannot prefetch, all read once the batch is generated.
+pub(crate) fn gather<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    settled: impl Iterator<Item = (Board, bool)>,
+    out: &mut Vec<(u64, Board, bool)>,
+    divert: &mut impl FnMut(u64, bool) -> bool,
+) {
+    let first = out.len();
+    for (board, win) in settled {
+        board.for_each_ranked_predecessor(rules, level, |q, pred| {
+            if !divert(q, win) {
+                state.prefetch(q);
+                out.push((q, pred, win));
+            }
+        });
+    }
+    if !S::PREFETCHES {
+        let mut touch = 0u64;
+        for &(q, _, _) in &out[first..] {
+            touch |= state.touch(q);
+        }
+        std::hint::black_box(touch);
+    }
+}
+
+/// Settle, depth first, everything that follows at step `i` from the settled positions on
+/// `stack`. Returns how many positions it settled.
+pub(crate) fn propagate<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    i: i8,
+    stack: &mut Vec<(Board, bool)>,
+) -> u64 {
+    propagate_diverting(state, level, rules, i, stack, &mut |_, _| false)
+}
+
+/// [`propagate`], leaving to the caller each predecessor for which `divert(index, won)`
+/// returns true (see [`expand`]).
+pub(crate) fn propagate_diverting<S: Settle>(
+    state: &S,
+    level: &Level,
+    rules: Rules,
+    i: i8,
+    stack: &mut Vec<(Board, bool)>,
+    divert: &mut impl FnMut(u64, bool) -> bool,
+) -> u64 {
+    // Software-pipelined: the predecessors of one batch are generated and their words
+    // prefetched while the previous batch's predecessors, prefetched one batch earlier, are
+    // updated. The cache misses of one batch thus overlap the un-move generation of the next
+    // instead of stalling the updates. Which batch goes first changes nothing: a step settles
+    // the same positions, at the same values, in any order.
+    let mut count = 0u64;
+    let mut ready: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
+    let mut next: Vec<(u64, Board, bool)> = Vec::with_capacity(BATCH * 8);
+    loop {
+        let k = stack.len().saturating_sub(BATCH);
+        gather(state, level, rules, stack.drain(k..), &mut next, divert);
+        for &(q, pred, win) in &ready {
+            if state.update(q, i, win) {
+                stack.push((pred, !win));
+                count += 1;
+            }
+        }
+        ready.clear();
+        std::mem::swap(&mut ready, &mut next);
+        if ready.is_empty() && stack.is_empty() {
+            return count;
+        }
+    }
+}
+
+/// The boards of the seeds (offsets, in increasing order, in the chunk starting at `start`),
+/// with their flags: each found by stepping from the previous one when it is near (a step
+/// costs 2–10 ns, an unrank about 60), else by unranking.
+pub(crate) fn seed_boards(
+    level: &Level,
+    start: u64,
+    seeds: impl ExactSizeIterator<Item = (u32, bool)>,
+) -> Vec<(Board, bool)> {
+    const NEAR: u32 = 16;
+    let mut out: Vec<(Board, bool)> = Vec::with_capacity(seeds.len());
+    let mut prev: Option<(u32, Board)> = None;
+    for (k, win) in seeds {
+        let board = match prev {
+            Some((at, mut b)) if k - at <= NEAR => {
+                for _ in at..k {
+                    b = successor(&b).expect("seed inside the level");
+                }
+                b
+            }
+            _ => level.unrank(start + u64::from(k)),
+        };
+        prev = Some((k, board));
+        out.push((board, win));
+    }
+    out
+}
+
+/// The value a state word ends with: its value if settled, else 0 (an endless cycle, a draw).
+#[inline]
+pub(crate) fn value_of(w: u16) -> i8 {
+    if w & SETTLED != 0 {
+        w as u8 as i8
+    } else {
+        0
+    }
+}
+
+/// Settle every position of `words` that step `i` settles from its own state (see `is_seed`),
+/// calling `on_seed` with the offset of each; returns their offsets and win flags.
+pub(crate) fn scan_seeds(
+    i: i8,
+    words: &[AtomicU16],
+    mut on_seed: impl FnMut(usize),
+) -> Vec<(u32, bool)> {
+    let mut seeds: Vec<(u32, bool)> = Vec::new();
+    // Most words are no seed, in an unpredictable pattern: test 64 at a time without
+    // branches, then settle only the candidates (each looked at again, atomically).
+    for (g, group) in words.chunks(64).enumerate() {
+        let mut candidates = 0u64;
+        for (k, word) in group.iter().enumerate() {
+            candidates |= u64::from(is_seed(word.load(Relaxed), i)) << k;
+        }
+        while candidates != 0 {
+            let k = g * 64 + candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let word = &words[k];
+            let mut w = word.load(Relaxed);
+            while is_seed(w, i) {
+                let win = exit_of(w) >= i;
+                let v = if win { i } else { -i };
+                // A failed exchange means another thread's propagation changed the word
+                // (settled it, or decremented its counter): look again.
+                match word.compare_exchange_weak(w, settled(v), Relaxed, Relaxed) {
+                    Ok(_) => {
+                        seeds.push((k as u32, win));
+                        on_seed(k);
+                        break;
+                    }
+                    Err(now) => w = now,
+                }
+            }
+        }
+    }
+    seeds
+}
+
+/// Settle every position of `words` (a chunk) that step `i` settles from its own state (see
+/// `is_seed`), with plain stores (no other thread may touch the words); returns each one's
+/// offset, with [`WON`] set for a win.
+pub(crate) fn settle_seeds(i: i8, words: &mut [u16]) -> Vec<u16> {
+    const GROUP: usize = 32;
+    debug_assert!(words.len() <= CHUNK);
+    let mut seeds: Vec<u16> = Vec::new();
+    let mut settle = |k: usize, word: &mut u16| {
+        let win = exit_of(*word) >= i;
+        *word = settled(if win { i } else { -i });
+        seeds.push(k as u16 | if win { WON } else { 0 });
+    };
+    let base = words.len() / GROUP * GROUP;
+    let mut groups = words.chunks_exact_mut(GROUP);
+    for (g, group) in groups.by_ref().enumerate() {
+        // Branch-free 16-bit arithmetic on a fixed-size group, which the compiler
+        // vectorises; most groups hold no seed.
+        let mut flags = [0u16; GROUP];
+        for (f, &w) in flags.iter_mut().zip(group.iter()) {
+            *f = seed_flag(w, i);
+        }
+        if flags.iter().fold(0, |a, &f| a | f) == 0 {
+            continue;
+        }
+        for (k, word) in group.iter_mut().enumerate() {
+            if flags[k] != 0 {
+                settle(g * GROUP + k, word);
+            }
+        }
+    }
+    for (k, word) in groups.into_remainder().iter_mut().enumerate() {
+        if is_seed(*word, i) {
+            settle(base + k, word);
+        }
+    }
+    seeds
+}
+
+/// A seed as [`settle_seeds`] returns it, as (offset in its chunk, won).
+#[inline]
+pub(crate) fn seed_entry(&s: &u16) -> (u32, bool) {
+    (u32::from(s & !WON), s & WON != 0)
+}
+
+/// `is_seed` as 0 or 1, in 16-bit arithmetic only (for vectorised scans).
+#[inline]
+pub(crate) fn seed_flag(word: u16, i: i8) -> u16 {
+    let exit = ((word << 8) as i16) >> 8;
+    let i = i16::from(i);
+    let unsettled = u16::from(word as i16 >= 0);
+    let win = u16::from(exit >= i);
+    let loss = u16::from(exit == -i) & u16::from(word & 0x700 == 0);
+    unsettled & (win | loss)
+}
+
+/// Apply to the state word of a predecessor the news that one of its children was settled at
+/// step `i` (`child_won`: the child is a win by i for its mover). Returns whether this settled
+/// the predecessor.
+#[inline]
+pub(crate) fn update_word(word: &AtomicU16, i: i8, child_won: bool) -> bool {
+    let mut w = word.load(Relaxed);
+    while let Some((new, done)) = next_word(w, i, child_won) {
+        match word.compare_exchange_weak(w, new, Relaxed, Relaxed) {
+            Ok(_) => return done,
+            Err(now) => w = now,
+        }
+    }
+    false
+}
+
+/// The state word `w` of a predecessor becomes after the news that one of its children was
+/// settled at step `i` (see [`update_word`]), and whether that settles it; `None` when it was
+/// settled already.
+#[inline]
+pub(crate) fn next_word(w: u16, i: i8, child_won: bool) -> Option<(u16, bool)> {
+    if w & SETTLED != 0 {
+        return None;
+    }
+    Some(if !child_won {
+        // A child lost by i: the predecessor wins by i.
+        (settled(i), true)
+    } else {
+        let left = counter_of(w) - 1;
+        let exit = exit_of(w);
+        if left == 0 && exit <= -i {
+            // Every child is a win by at least i and no capture does better.
+            (settled(-i), true)
+        } else {
+            (unsettled(exit, left), false)
+        }
+    })
+}
+
+/// [`raise_exit`] for a word no other thread touches meanwhile: a load and, when the exit
+/// rises, a store.
+#[inline]
+pub(crate) fn raise_exit_owned(word: &AtomicU16, exit: i8) {
+    let w = word.load(Relaxed);
+    if exit_of(w) < exit {
+        word.store((w & 0xff00) | u16::from(exit as u8), Relaxed);
+    }
+}
+
+/// Raise the exit value held in an unsettled word to at least `exit` (during phase 1 nothing
+/// else changes the word, so only a concurrent raise can make the exchange fail).
+#[inline]
+pub(crate) fn raise_exit(word: &AtomicU16, exit: i8) {
+    let mut w = word.load(Relaxed);
+    while exit_of(w) < exit {
+        match word.compare_exchange_weak(w, (w & 0xff00) | u16::from(exit as u8), Relaxed, Relaxed)
+        {
+            Ok(_) => return,
+            Err(now) => w = now,
+        }
+    }
+}
