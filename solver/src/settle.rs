@@ -1,5 +1,5 @@
 //! The settling core the level algorithms share (DESIGN §4): the 16-bit state word of a
-//! position (see [`crate::level`] for its layout) and its updates, the seeds of a step, and
+//! position (see [`crate::level::memory`] for its layout) and its updates, the seeds of a step, and
 //! the propagation of settled positions to their predecessors by un-moves, over any state
 //! representation that implements [`Settle`] (in memory, low-memory, distributed).
 

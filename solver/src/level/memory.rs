@@ -1,4 +1,4 @@
-//! Building one level by retrograde analysis (DESIGN §4).
+//! The in-memory level algorithm (phase 2, DESIGN §4): 2 bytes of RAM per position, the fastest.
 //!
 //! Every position of the level in progress has one 16-bit word of state:
 //!

@@ -1,7 +1,7 @@
-//! What the command line prints, for every phase (and [`plan`], what a build will take): the progress bars, the build summary
-//! table and the values of the starts, the lines of `compare`, `compress`, `stats` and
-//! `verify`, and the distributed build's report. The binaries call these; the phases hand
-//! their progress to [`Bars`] through [`Progress`].
+//! What the command line prints, for every phase: the progress bars ([`Bars`]), the build
+//! summary table and the values of the starts, the lines of `compare`, `compress`, `stats`
+//! and `verify`, the distributed build's report, and [`plan`], what a build will take. The
+//! binaries call these; the phases report through [`Progress`].
 
 pub mod plan;
 
