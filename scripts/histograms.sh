@@ -13,8 +13,11 @@ cd "$(dirname "$0")/.."
 cargo build --release -q -p awari-solver
 TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 SOLVER=$TARGET/release/awari-solver
-RULES=$(od -An -tu1 -j12 -N1 "$DB/level-00.values" | tr -d ' ')
-case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; *) echo "cannot read the rule set of $DB/level-00.values" >&2; exit 1 ;; esac
+# The rule set is byte 12 of a plain or a compressed table.
+FIRST=$DB/level-00.values
+[ -f "$FIRST" ] || FIRST=$DB/level-00.cvalues
+RULES=$(od -An -tu1 -j12 -N1 "$FIRST" | tr -d ' ')
+case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
 OUT=results/histograms-$RULES.json
 mkdir -p results
 MAX=${2:-48}
@@ -27,7 +30,7 @@ if [ -f "$OUT" ]; then
 fi
 for n in $(seq 0 "$MAX"); do
   [ "$n" = 47 ] && continue
-  [ -f "$DB/$(printf 'level-%02d.values' "$n")" ] || continue
+  [ -f "$DB/$(printf 'level-%02d.values' "$n")" ] || [ -f "$DB/$(printf 'level-%02d.cvalues' "$n")" ] || continue
   if [ -z "${have[$n]:-}" ]; then
     echo "level $n ..." >&2
     have[$n]=$("$SOLVER" stats --db "$DB" --stones "$n" --all-configurations --json)
