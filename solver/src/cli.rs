@@ -1,11 +1,14 @@
 //! `awari-solver`'s command line: the subcommands and their options (clap), and how an
 //! option's value turns into the library's. Nothing here does any work.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 
 use awari_db::Rules;
+use awari_db::{level_exists, level_path};
 use awari_solver::build::Mode;
-use awari_solver::{sys, verify};
+use awari_solver::{plan, sys, verify};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -152,71 +155,7 @@ pub enum Command {
         threads: Option<usize>,
     },
     /// What building levels 0..N takes: memory, disk and time per level, and totals.
-    Plan {
-        /// Plan levels 0..N.
-        #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u32).range(0..=48))]
-        max_stones: u32,
-        /// Memory a level may use, e.g. 512G (default: what this machine has free).
-        #[arg(long, value_parser = sys::parse_size)]
-        memory: Option<u64>,
-        /// Cores to plan for (default: this machine's).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Build speed per thread, positions per second (default: level 27 in memory on the
-        /// 2-core development machine, 7.94 M positions/s, by scripts/ab.sh; levels 0..24
-        /// run at 9.9 M/s there, larger levels somewhat slower than 27).
-        #[arg(long, default_value_t = 4.0e6)]
-        rate_per_thread: f64,
-        /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
-        /// measured on the 2-core development machine: 0.88 on levels 0..24 with
-        /// scripts/ab.sh LOWMEM=1, 0.93 on level 27 alone).
-        #[arg(long, default_value_t = 0.88)]
-        low_memory_ratio: f64,
-        /// Speed of the two-bit algorithm as a fraction of the in-memory one (default: level
-        /// 28 on the 2-core development machine, scripts/bench-two-bit.sh: 0.48 and 0.51 of
-        /// the low-memory speed, itself 0.88 of the in-memory one).
-        #[arg(long, default_value_t = TWO_BIT_RATIO)]
-        two_bit_ratio: f64,
-        /// Plan for depth tables too (`build --depth`).
-        #[arg(long)]
-        depth: bool,
-        /// Plan for tables compressed as they are built (`build --compress`): disk from the
-        /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend.
-        #[arg(long)]
-        compress: bool,
-        /// Free disk for the database, e.g. 2T (default: what is free in --db, or in the
-        /// current directory when --db does not exist yet).
-        #[arg(long, value_parser = sys::parse_size)]
-        disk: Option<u64>,
-        /// Database directory whose free disk is planned with; the levels already in it are
-        /// shown as such and need no time or new disk.
-        #[arg(long, default_value = "awari-db")]
-        db: PathBuf,
-        /// Sequential disk bandwidth in MB/s for the I/O estimate (default: a SATA SSD; a
-        /// fast NVMe drive does 2000 or more).
-        #[arg(long, default_value_t = 500.0)]
-        disk_bandwidth: f64,
-        /// Plan a distributed build (`build --distributed`) over this many MPI ranks, each with
-        /// --threads cores and --memory-per-rank of memory.
-        #[arg(long, default_value_t = 1)]
-        ranks: usize,
-        /// Memory of each rank, e.g. 64G (with --ranks).
-        #[arg(long, value_parser = sys::parse_size)]
-        memory_per_rank: Option<u64>,
-        /// Network bandwidth each rank sends at, in Gbit/s (with --ranks; default: 10 Gbit
-        /// Ethernet).
-        #[arg(long, default_value_t = 10.0)]
-        network_gbit: f64,
-        /// Speed of the distributed build as a fraction of a threaded one on the same cores
-        /// (with --ranks; default: scripts/bench-mpi.sh 24 on the 2-core development machine,
-        /// 2 ranks × 1 thread against 1 × 2).
-        #[arg(long, default_value_t = 0.75)]
-        distributed_efficiency: f64,
-        /// Bytes sent between 2 ranks per position built (with --ranks; default: measured by
-        /// scripts/bench-mpi.sh 24).
-        #[arg(long, default_value_t = 15.6)]
-        traffic_per_position: f64,
-    },
+    Plan(PlanArgs),
     /// The value histogram of a level.
     Stats {
         /// Database directory.
@@ -256,5 +195,137 @@ impl From<MethodArg> for verify::Method {
             MethodArg::Streamed => verify::Method::Streamed,
             MethodArg::Lookup => verify::Method::Lookup,
         }
+    }
+}
+
+/// The options of `plan`.
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// Plan levels 0..N.
+    #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u32).range(0..=48))]
+    pub max_stones: u32,
+    /// Memory a level may use, e.g. 512G (default: what this machine has free).
+    #[arg(long, value_parser = sys::parse_size)]
+    pub memory: Option<u64>,
+    /// Cores to plan for (default: this machine's).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Build speed per thread, positions per second (default: level 27 in memory on the
+    /// 2-core development machine, 7.94 M positions/s, by scripts/ab.sh; levels 0..24
+    /// run at 9.9 M/s there, larger levels somewhat slower than 27).
+    #[arg(long, default_value_t = 4.0e6)]
+    pub rate_per_thread: f64,
+    /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
+    /// measured on the 2-core development machine: 0.88 on levels 0..24 with
+    /// scripts/ab.sh LOWMEM=1, 0.93 on level 27 alone).
+    #[arg(long, default_value_t = 0.88)]
+    pub low_memory_ratio: f64,
+    /// Speed of the two-bit algorithm as a fraction of the in-memory one (default: level
+    /// 28 on the 2-core development machine, scripts/bench-two-bit.sh: 0.48 and 0.51 of
+    /// the low-memory speed, itself 0.88 of the in-memory one).
+    #[arg(long, default_value_t = TWO_BIT_RATIO)]
+    pub two_bit_ratio: f64,
+    /// Plan for depth tables too (`build --depth`).
+    #[arg(long)]
+    pub depth: bool,
+    /// Plan for tables compressed as they are built (`build --compress`): disk from the
+    /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend.
+    #[arg(long)]
+    pub compress: bool,
+    /// Free disk for the database, e.g. 2T (default: what is free in --db, or in the
+    /// current directory when --db does not exist yet).
+    #[arg(long, value_parser = sys::parse_size)]
+    pub disk: Option<u64>,
+    /// Database directory whose free disk is planned with; the levels already in it are
+    /// shown as such and need no time or new disk.
+    #[arg(long, default_value = "awari-db")]
+    pub db: PathBuf,
+    /// Sequential disk bandwidth in MB/s for the I/O estimate (default: a SATA SSD; a
+    /// fast NVMe drive does 2000 or more).
+    #[arg(long, default_value_t = 500.0)]
+    pub disk_bandwidth: f64,
+    /// Plan a distributed build (`build --distributed`) over this many MPI ranks, each with
+    /// --threads cores and --memory-per-rank of memory.
+    #[arg(long, default_value_t = 1)]
+    pub ranks: usize,
+    /// Memory of each rank, e.g. 64G (with --ranks).
+    #[arg(long, value_parser = sys::parse_size)]
+    pub memory_per_rank: Option<u64>,
+    /// Network bandwidth each rank sends at, in Gbit/s (with --ranks; default: 10 Gbit
+    /// Ethernet).
+    #[arg(long, default_value_t = 10.0)]
+    pub network_gbit: f64,
+    /// Speed of the distributed build as a fraction of a threaded one on the same cores
+    /// (with --ranks; default: scripts/bench-mpi.sh 24 on the 2-core development machine,
+    /// 2 ranks × 1 thread against 1 × 2).
+    #[arg(long, default_value_t = 0.75)]
+    pub distributed_efficiency: f64,
+    /// Bytes sent between 2 ranks per position built (with --ranks; default: measured by
+    /// scripts/bench-mpi.sh 24).
+    #[arg(long, default_value_t = 15.6)]
+    pub traffic_per_position: f64,
+}
+
+impl PlanArgs {
+    /// The plan these options ask for, as `plan` prints it.
+    pub fn text(self) -> anyhow::Result<String> {
+        let PlanArgs {
+            max_stones,
+            memory,
+            threads,
+            rate_per_thread,
+            low_memory_ratio,
+            two_bit_ratio,
+            depth,
+            compress,
+            disk,
+            db,
+            disk_bandwidth,
+            ranks,
+            memory_per_rank,
+            network_gbit,
+            distributed_efficiency,
+            traffic_per_position,
+        } = self;
+        if ranks > 1 || memory_per_rank.is_some() {
+            let cluster = plan::Cluster {
+                ranks: ranks.max(1),
+                memory_per_rank: memory_per_rank
+                    .or(memory)
+                    .or_else(sys::memory_available)
+                    .context("give --memory-per-rank")?,
+                threads: threads.unwrap_or_else(rayon::current_num_threads),
+                rate: rate_per_thread,
+                efficiency: distributed_efficiency,
+                low_ratio: low_memory_ratio,
+                traffic_2: traffic_per_position,
+                network: network_gbit * 1e9 / 8.0,
+                disk: disk_bandwidth * 1e6,
+            };
+            return Ok(plan::render_distributed(max_stones, &cluster));
+        }
+        let machine = plan::Machine {
+            memory: memory.or_else(sys::memory_available),
+            disk: disk.or_else(|| {
+                let dir = if db.exists() {
+                    db.as_path()
+                } else {
+                    Path::new(".")
+                };
+                sys::disk_free(dir)
+            }),
+            threads: threads.unwrap_or_else(rayon::current_num_threads),
+            rate: rate_per_thread,
+            low_ratio: low_memory_ratio,
+            two_bit_ratio,
+            bandwidth: disk_bandwidth * 1e6,
+            built: std::array::from_fn(|n| {
+                level_exists(n as u32)
+                    && (level_path(&db, n as u32).exists()
+                        || awari_db::compressed_path(&db, n as u32).exists())
+            }),
+            compress,
+        };
+        Ok(plan::render(max_stones, &machine, depth))
     }
 }

@@ -3,14 +3,13 @@
 
 mod cli;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use awari_db::{level_exists, level_path, Levels};
+use awari_db::Levels;
 use awari_solver::build::{build, BuildOptions};
 use awari_solver::report::{self, Bars};
-use awari_solver::{plan, stats, sys, verify};
+use awari_solver::{stats, sys, verify};
 use clap::Parser;
 use cli::{Cli, Command};
 
@@ -126,65 +125,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Plan {
-            max_stones,
-            memory,
-            threads,
-            rate_per_thread,
-            low_memory_ratio,
-            two_bit_ratio,
-            depth,
-            compress,
-            disk,
-            db,
-            disk_bandwidth,
-            ranks,
-            memory_per_rank,
-            network_gbit,
-            distributed_efficiency,
-            traffic_per_position,
-        } => {
-            if ranks > 1 || memory_per_rank.is_some() {
-                let cluster = plan::Cluster {
-                    ranks: ranks.max(1),
-                    memory_per_rank: memory_per_rank
-                        .or(memory)
-                        .or_else(sys::memory_available)
-                        .context("give --memory-per-rank")?,
-                    threads: threads.unwrap_or_else(rayon::current_num_threads),
-                    rate: rate_per_thread,
-                    efficiency: distributed_efficiency,
-                    low_ratio: low_memory_ratio,
-                    traffic_2: traffic_per_position,
-                    network: network_gbit * 1e9 / 8.0,
-                    disk: disk_bandwidth * 1e6,
-                };
-                print!("{}", plan::render_distributed(max_stones, &cluster));
-                return Ok(());
-            }
-            let machine = plan::Machine {
-                memory: memory.or_else(sys::memory_available),
-                disk: disk.or_else(|| {
-                    let dir = if db.exists() {
-                        db.as_path()
-                    } else {
-                        Path::new(".")
-                    };
-                    sys::disk_free(dir)
-                }),
-                threads: threads.unwrap_or_else(rayon::current_num_threads),
-                rate: rate_per_thread,
-                low_ratio: low_memory_ratio,
-                two_bit_ratio,
-                bandwidth: disk_bandwidth * 1e6,
-                built: std::array::from_fn(|n| {
-                    level_exists(n as u32)
-                        && (level_path(&db, n as u32).exists()
-                            || awari_db::compressed_path(&db, n as u32).exists())
-                }),
-                compress,
-            };
-            print!("{}", plan::render(max_stones, &machine, depth));
+        Command::Plan(args) => {
+            print!("{}", args.text()?);
             Ok(())
         }
         Command::Compress {
