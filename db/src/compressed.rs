@@ -501,13 +501,14 @@ impl Compressed {
         let r = self.record(b / GROUP_BLOCKS as u64);
         let j = (b % GROUP_BLOCKS as u64) as usize;
         let base = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
-        let start = base + u64::from(u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]]));
+        let start =
+            base.saturating_add(u64::from(u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]])));
         let o = 24 + 4 * j;
         let sum = u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
         let o = 56 + BLOCK_SEGMENTS * j;
         let lengths: [u8; BLOCK_SEGMENTS] = r[o..o + BLOCK_SEGMENTS].try_into().expect("8 bytes");
         let len: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
-        (start, start + len, sum, lengths)
+        (start, start.saturating_add(len), sum, lengths)
     }
 
     fn corrupt(&self, b: u64, what: &str) -> TableError {
@@ -519,7 +520,7 @@ impl Compressed {
     fn block(&self, b: u64) -> Result<(&[u8], [u8; BLOCK_SEGMENTS]), TableError> {
         let (start, end, sum, lengths) = self.block_span(b);
         let data = &self.map[self.header.data_offset as usize..];
-        if end as usize + TAIL > data.len() {
+        if end > (data.len() - TAIL) as u64 {
             return Err(self.corrupt(b, "its index entry points outside the data"));
         }
         if xxh3_64(&data[start as usize..end as usize]) as u32 != sum {

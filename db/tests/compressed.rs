@@ -199,6 +199,17 @@ fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
         assert!(errors > 0, "{field}: the damage was noticed");
         assert!(t.check_blocks().is_err(), "{field}");
     }
+    // A base offset far past the end (no overflow, no panic: an error).
+    let mut b = bytes.clone();
+    b[record..record + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    let path = d.join("far.cvalues");
+    std::fs::write(&path, &b).unwrap();
+    let err = open(&path)
+        .unwrap()
+        .value(compressed::GROUP as u64)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("outside the data"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
