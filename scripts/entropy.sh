@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# How compressible each level's values are: their entropy in bits per position under the
+# contexts a table coder could use, and under capture don't-cares (db/examples/value_entropy.rs
+# says what each line means). The measurements behind the compressed format and its next step.
+#
+# Usage: scripts/entropy.sh DB "LEVELS"      e.g. scripts/entropy.sh awari-db "16 20 24"
+set -euo pipefail
+DB=${1:?usage: scripts/entropy.sh DB "LEVELS"}
+LEVELS=${2:?usage: scripts/entropy.sh DB "LEVELS"}
+cd "$(dirname "$0")/.."
+cargo build --release -q -p awari-db --example value_entropy
+TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+for n in $LEVELS; do
+  /usr/bin/time -f "  (%e s, peak RSS %M KiB)" "$TARGET/release/examples/value_entropy" "$DB" "$n"
+done
