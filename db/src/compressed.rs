@@ -54,7 +54,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::error::TableError;
 use crate::index::level_size;
 use crate::rules::Rules;
-use crate::table::{self, checksum, Header, INDEX_ROMEIN_BAL};
+use crate::table::{self, checksum, Header, Preamble, INDEX_ROMEIN_BAL};
 
 /// The first eight bytes of a compressed values table.
 pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
@@ -156,33 +156,11 @@ impl CompressedHeader {
             expected,
             got,
         };
-        if h.len() < HEADER_LEN || h[0..8] != MAGIC {
-            let mut got = [0u8; 8];
-            let k = h.len().min(8);
-            got[..k].copy_from_slice(&h[..k]);
-            return Err(TableError::BadMagic {
-                path: path.to_path_buf(),
-                expected: MAGIC,
-                got,
-            });
-        }
-        let version = u32_at(8);
-        if version != VERSION {
-            return Err(TableError::BadVersion {
-                path: path.to_path_buf(),
-                expected: VERSION,
-                got: version,
-            });
-        }
-        let rules = Rules::from_code(h[12])
-            .ok_or_else(|| mismatch("rule set", "0, 1 or 2".into(), h[12].to_string()))?;
-        if h[13] != INDEX_ROMEIN_BAL {
-            return Err(mismatch(
-                "index scheme",
-                INDEX_ROMEIN_BAL.to_string(),
-                h[13].to_string(),
-            ));
-        }
+        let Preamble {
+            rules,
+            seeds,
+            entries,
+        } = Preamble::parse(path, h, MAGIC, VERSION)?;
         if h[14] != CODER_HUFFMAN_ORDER1 {
             return Err(mismatch(
                 "coder",
@@ -195,18 +173,6 @@ impl CompressedHeader {
                 "log2 values per segment",
                 SEGMENT_LOG2.to_string(),
                 h[15].to_string(),
-            ));
-        }
-        let seeds = u32_at(16);
-        if seeds > 48 {
-            return Err(mismatch("seed count", "0..=48".into(), seeds.to_string()));
-        }
-        let entries = u64_at(24);
-        if entries != level_size(seeds) {
-            return Err(mismatch(
-                "entry count",
-                level_size(seeds).to_string(),
-                entries.to_string(),
             ));
         }
         let header = CompressedHeader {

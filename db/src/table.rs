@@ -143,7 +143,6 @@ impl Header {
 
     /// Parse and check a header read from `path`.
     pub fn from_bytes(path: &Path, h: &[u8]) -> Result<Header, TableError> {
-        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
         let mismatch = |field, expected: String, got: String| TableError::Mismatch {
             path: path.to_path_buf(),
@@ -151,33 +150,11 @@ impl Header {
             expected,
             got,
         };
-        if h.len() < HEADER_LEN || h[0..8] != MAGIC {
-            let mut got = [0u8; 8];
-            let k = h.len().min(8);
-            got[..k].copy_from_slice(&h[..k]);
-            return Err(TableError::BadMagic {
-                path: path.to_path_buf(),
-                expected: MAGIC,
-                got,
-            });
-        }
-        let version = u32_at(8);
-        if version != VERSION {
-            return Err(TableError::BadVersion {
-                path: path.to_path_buf(),
-                expected: VERSION,
-                got: version,
-            });
-        }
-        let rules = Rules::from_code(h[12])
-            .ok_or_else(|| mismatch("rule set", "0, 1 or 2".into(), h[12].to_string()))?;
-        if h[13] != INDEX_ROMEIN_BAL {
-            return Err(mismatch(
-                "index scheme",
-                INDEX_ROMEIN_BAL.to_string(),
-                h[13].to_string(),
-            ));
-        }
+        let Preamble {
+            rules,
+            seeds,
+            entries,
+        } = Preamble::parse(path, h, MAGIC, VERSION)?;
         let content = Content::from_code(h[14])
             .ok_or_else(|| mismatch("content", "0 or 1".into(), h[14].to_string()))?;
         let entry_bytes = h[15];
@@ -186,18 +163,6 @@ impl Header {
                 "bytes per entry",
                 "1 or 2".into(),
                 entry_bytes.to_string(),
-            ));
-        }
-        let seeds = u32_at(16);
-        if seeds > 48 {
-            return Err(mismatch("seed count", "0..=48".into(), seeds.to_string()));
-        }
-        let entries = u64_at(24);
-        if entries != level_size(seeds) {
-            return Err(mismatch(
-                "entry count",
-                level_size(seeds).to_string(),
-                entries.to_string(),
             ));
         }
         let data_offset = u64_at(32);
@@ -221,6 +186,76 @@ impl Header {
     /// Length of the data section in bytes.
     pub fn data_len(&self) -> u64 {
         self.entries * u64::from(self.entry_bytes)
+    }
+}
+
+/// What every table header, plain or compressed, starts with, checked: the magic (0..8),
+/// the format version (8..12), the rule set (12), the index scheme (13), the seed count (16)
+/// and the entry count (24, the level's size).
+pub(crate) struct Preamble {
+    pub(crate) rules: Rules,
+    pub(crate) seeds: u32,
+    pub(crate) entries: u64,
+}
+
+impl Preamble {
+    /// Parse the preamble of a header of `magic` and `version` read from `path`.
+    pub(crate) fn parse(
+        path: &Path,
+        h: &[u8],
+        magic: [u8; 8],
+        version: u32,
+    ) -> Result<Preamble, TableError> {
+        let mismatch = |field, expected: String, got: String| TableError::Mismatch {
+            path: path.to_path_buf(),
+            field,
+            expected,
+            got,
+        };
+        if h.len() < HEADER_LEN || h[0..8] != magic {
+            let mut got = [0u8; 8];
+            let k = h.len().min(8);
+            got[..k].copy_from_slice(&h[..k]);
+            return Err(TableError::BadMagic {
+                path: path.to_path_buf(),
+                expected: magic,
+                got,
+            });
+        }
+        let got = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+        if got != version {
+            return Err(TableError::BadVersion {
+                path: path.to_path_buf(),
+                expected: version,
+                got,
+            });
+        }
+        let rules = Rules::from_code(h[12])
+            .ok_or_else(|| mismatch("rule set", "0, 1 or 2".into(), h[12].to_string()))?;
+        if h[13] != INDEX_ROMEIN_BAL {
+            return Err(mismatch(
+                "index scheme",
+                INDEX_ROMEIN_BAL.to_string(),
+                h[13].to_string(),
+            ));
+        }
+        let seeds = u32::from_le_bytes(h[16..20].try_into().expect("4 bytes"));
+        if seeds > 48 {
+            return Err(mismatch("seed count", "0..=48".into(), seeds.to_string()));
+        }
+        let entries = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
+        if entries != level_size(seeds) {
+            return Err(mismatch(
+                "entry count",
+                level_size(seeds).to_string(),
+                entries.to_string(),
+            ));
+        }
+        Ok(Preamble {
+            rules,
+            seeds,
+            entries,
+        })
     }
 }
 
