@@ -7,8 +7,10 @@
 //!      8    4  format version, u32 LE (currently 1)
 //!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
 //!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
-//!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1)
-//!     15    1  log2 of the values per segment: 6 (64 values)
+//!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1), of the
+//!              values (the self-contained form); 2 = the same, of the stored values of the
+//!              probe form (capture don't-cares, below)
+//!     15    1  log2 of the values per segment: 6 (64 values) with coder 1, 7 (128) with 2
 //!     16    4  seed count n of the level, u32 LE
 //!     20    4  model length, u32 LE: (2n+1)² bytes
 //!     24    8  entry count, u64 LE (= size of the level)
@@ -18,7 +20,7 @@
 //!     56    8  checksum of the model, u64 LE (XXH3-64), checked on open
 //!     64    …  model: for each previous value p = −n..n, the code length (0..=11, 0 = unused)
 //!              of each value v = −n..n, one byte each
-//!      …    …  index: one 120-byte record per group of 8 blocks (4096 values)
+//!      …    …  index: one 120-byte record per group of 8 blocks (4096 values; 8192 with coder 2)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
 //!                  8  16  start of each block, relative to the group, u16 LE × 8
 //!                 24  32  XXH3-64 of each block's bytes, low 32 bits, u32 LE × 8
@@ -26,8 +28,27 @@
 //!              (unused slots of the last group are zero)
 //!      …    …  data: the blocks, then 8 zero bytes
 //!
-//!   block (512 values, one checksum) = 8 segments (64 values each, starting on a byte)
+//!   block (one checksum) = 8 segments (each starting on a byte)
+//!   coder 1: segment 64 values, block 512, group 4096
+//!   coder 2: segment 128 values, block 1024, group 8192
 //! ```
+//!
+//! **The probe form** (coder 2) stores a value only where it cannot be recovered from the
+//! lower levels. Where the best capture achieves a position's value, the position is a
+//! *don't-care*: it may store any value up to that one, and the encoder stores whichever has
+//! the shortest code after the previous one. A terminal position's value is the rules', so it
+//! may store anything. A reader resolves an entry with a capture search into the lower levels
+//! (see [`crate::Levels`]):
+//!
+//! ```text
+//!   terminal                  the rules' value (the stored one is ignored)
+//!   has a capturing move      max(stored, best over capturing moves of captures − value(child))
+//!   otherwise                 stored
+//! ```
+//!
+//! So a table of this form can only be read through a database directory holding its lower
+//! levels: [`Compressed::value`] and [`Compressed::read_into`] refuse it, and
+//! [`Compressed::stored`] gives the stored value. The builder streams self-contained levels.
 //!
 //! Value v is symbol v+n. A symbol is coded with the code of its context, the previous value
 //! in its segment (value 0 for the segment's first). Codes are written least-significant bit
@@ -60,22 +81,67 @@ use crate::table::{self, checksum, Header, Preamble, INDEX_ROMEIN_BAL};
 pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
 /// The compressed format version this library writes and reads.
 pub const VERSION: u32 = 1;
-/// The coder code of order-1 canonical Huffman.
+/// The coder code of order-1 canonical Huffman of the values (the self-contained form).
 pub const CODER_HUFFMAN_ORDER1: u8 = 1;
+/// The coder code of order-1 canonical Huffman of the probe form's stored values (capture
+/// don't-cares).
+pub const CODER_CAPTURE_DONT_CARES: u8 = 2;
+/// log2 of the values per segment of the probe form: larger segments, a leaner index.
+pub const PROBE_SEGMENT_LOG2: u8 = 7;
 /// Size of the header.
 pub const HEADER_LEN: usize = 64;
-/// log2 of the values per segment, the unit of decoding.
+/// log2 of the values per segment, the unit of decoding, of the self-contained form.
 pub const SEGMENT_LOG2: u8 = 6;
-/// Values per segment.
+/// Values per segment of the self-contained form.
 pub const SEGMENT: usize = 1 << SEGMENT_LOG2;
 /// Segments per block, the unit of the checksum.
 pub const BLOCK_SEGMENTS: usize = 8;
-/// Values per block.
+/// Values per block of the self-contained form.
 pub const BLOCK: usize = SEGMENT * BLOCK_SEGMENTS;
 /// Blocks per index group.
 pub const GROUP_BLOCKS: usize = 8;
-/// Values per index group.
+/// Values per index group of the self-contained form.
 pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
+
+/// Which of the two forms a compressed table is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Every value stored (coder 1): decoding needs nothing else. The builder streams these.
+    SelfContained,
+    /// Capture don't-cares (coder 2): smaller, resolved by a capture search at probe time.
+    Probe,
+}
+
+impl Form {
+    const fn coder(self) -> u8 {
+        match self {
+            Form::SelfContained => CODER_HUFFMAN_ORDER1,
+            Form::Probe => CODER_CAPTURE_DONT_CARES,
+        }
+    }
+
+    const fn segment_log2(self) -> u8 {
+        match self {
+            Form::SelfContained => SEGMENT_LOG2,
+            Form::Probe => PROBE_SEGMENT_LOG2,
+        }
+    }
+
+    /// Values per segment.
+    pub const fn segment(self) -> usize {
+        1 << self.segment_log2()
+    }
+
+    /// Values per block (one checksum).
+    pub const fn block(self) -> usize {
+        self.segment() * BLOCK_SEGMENTS
+    }
+
+    /// Values per index group (one index record).
+    pub const fn group(self) -> usize {
+        self.block() * GROUP_BLOCKS
+    }
+}
 /// Bytes of one index group record.
 pub const GROUP_RECORD: usize =
     8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS + GROUP_BLOCKS * BLOCK_SEGMENTS;
@@ -94,6 +160,8 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
 /// The header fields of a compressed table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompressedHeader {
+    /// The form (the coder, and with it the segment size).
+    pub form: Form,
     /// The rule set.
     pub rules: Rules,
     /// The level.
@@ -116,15 +184,15 @@ impl CompressedHeader {
     }
 
     fn segments(&self) -> u64 {
-        self.entries.div_ceil(SEGMENT as u64)
+        self.entries.div_ceil(self.form.segment() as u64)
     }
 
     fn blocks(&self) -> u64 {
-        self.entries.div_ceil(BLOCK as u64)
+        self.entries.div_ceil(self.form.block() as u64)
     }
 
     fn groups(&self) -> u64 {
-        self.entries.div_ceil(GROUP as u64)
+        self.entries.div_ceil(self.form.group() as u64)
     }
 
     /// The header as written to disk.
@@ -134,8 +202,8 @@ impl CompressedHeader {
         h[8..12].copy_from_slice(&VERSION.to_le_bytes());
         h[12] = self.rules.code();
         h[13] = INDEX_ROMEIN_BAL;
-        h[14] = CODER_HUFFMAN_ORDER1;
-        h[15] = SEGMENT_LOG2;
+        h[14] = self.form.coder();
+        h[15] = self.form.segment_log2();
         h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
         h[20..24].copy_from_slice(&((self.symbols() * self.symbols()) as u32).to_le_bytes());
         h[24..32].copy_from_slice(&self.entries.to_le_bytes());
@@ -161,21 +229,26 @@ impl CompressedHeader {
             seeds,
             entries,
         } = Preamble::parse(path, h, MAGIC, VERSION)?;
-        if h[14] != CODER_HUFFMAN_ORDER1 {
-            return Err(mismatch(
-                "coder",
-                CODER_HUFFMAN_ORDER1.to_string(),
-                h[14].to_string(),
-            ));
-        }
-        if h[15] != SEGMENT_LOG2 {
+        let form = match h[14] {
+            CODER_HUFFMAN_ORDER1 => Form::SelfContained,
+            CODER_CAPTURE_DONT_CARES => Form::Probe,
+            c => {
+                return Err(mismatch(
+                    "coder",
+                    format!("{CODER_HUFFMAN_ORDER1} or {CODER_CAPTURE_DONT_CARES}"),
+                    c.to_string(),
+                ))
+            }
+        };
+        if h[15] != form.segment_log2() {
             return Err(mismatch(
                 "log2 values per segment",
-                SEGMENT_LOG2.to_string(),
+                form.segment_log2().to_string(),
                 h[15].to_string(),
             ));
         }
         let header = CompressedHeader {
+            form,
             rules,
             seeds,
             entries,
@@ -495,9 +568,25 @@ impl Compressed {
         Ok((&data[start as usize..], lengths))
     }
 
-    /// Values in segment `s` (64, the last one fewer).
+    /// Values in segment `s` (a whole segment, the last one fewer).
     fn segment_values(&self, s: u64) -> usize {
-        (self.header.entries - s * SEGMENT as u64).min(SEGMENT as u64) as usize
+        let per = self.header.form.segment() as u64;
+        (self.header.entries - s * per).min(per) as usize
+    }
+
+    /// Whether this table is in the probe form (its entries need a capture search).
+    pub fn is_probe_form(&self) -> bool {
+        self.header.form == Form::Probe
+    }
+
+    fn refuse_probe_form(&self) -> Result<(), TableError> {
+        if self.is_probe_form() {
+            return Err(TableError::ProbeForm {
+                path: self.path.clone(),
+                seeds: self.header.seeds,
+            });
+        }
+        Ok(())
     }
 
     /// Decode values `first..first + out.len()` of segment `s` into `out`. A segment decoded
@@ -549,22 +638,39 @@ impl Compressed {
     /// that the misses of several lookups overlap.
     #[inline]
     pub fn prefetch_value(&self, i: u64) {
-        let o = self.header.index_offset as usize + (i / GROUP as u64) as usize * GROUP_RECORD;
+        let group = i / self.header.form.group() as u64;
+        let o = self.header.index_offset as usize + group as usize * GROUP_RECORD;
         for line in [o, o + 64, o + GROUP_RECORD - 1] {
             prefetch(&self.map[line]);
         }
     }
 
-    /// The value of entry `i`.
+    /// The value of entry `i` (an error for the probe form, whose entries need a capture
+    /// search: see [`Compressed::stored`]).
     pub fn value(&self, i: u64) -> Result<i8, TableError> {
+        self.refuse_probe_form()?;
+        self.stored(i)
+    }
+
+    /// The value stored for entry `i`: the value itself in the self-contained form; in the
+    /// probe form, where the best capture achieves it, anything up to it (module docs).
+    pub fn stored(&self, i: u64) -> Result<i8, TableError> {
+        let per = self.header.form.segment() as u64;
         let mut v = [0i8; 1];
-        self.decode_segment(i / SEGMENT as u64, (i % SEGMENT as u64) as usize, &mut v)?;
+        self.decode_segment(i / per, (i % per) as usize, &mut v)?;
         Ok(v[0])
     }
 
-    /// Decode entries `start..start + out.len()` into `out` (as bytes, like a plain table).
+    /// Decode entries `start..start + out.len()` into `out` (as bytes, like a plain table);
+    /// an error for the probe form (see [`Compressed::read_stored`]).
     pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<(), TableError> {
-        let per = SEGMENT as u64;
+        self.refuse_probe_form()?;
+        self.read_stored(start, out)
+    }
+
+    /// Decode the stored values of entries `start..start + out.len()` into `out`.
+    pub fn read_stored(&self, start: u64, out: &mut [u8]) -> Result<(), TableError> {
+        let per = self.header.form.segment() as u64;
         let end = start + out.len() as u64;
         let mut i = start;
         while i < end {
@@ -583,7 +689,7 @@ impl Compressed {
         (0..self.header.segments())
             .into_par_iter()
             .try_for_each_init(
-                || [0i8; SEGMENT],
+                || vec![0i8; self.header.form.segment()],
                 |out, s| {
                     let len = self.segment_values(s);
                     self.decode_segment(s, 0, &mut out[..len])
@@ -691,17 +797,94 @@ impl CompressedSize {
 /// Where [`compress`] reads a level's values: entries `start..start + buf.len()` into `buf`.
 pub type ReadValues<'a> = dyn Fn(u64, &mut [u8]) -> Result<(), TableError> + Sync + 'a;
 
+/// Where [`compress`] learns the probe form's don't-cares: for entries
+/// `start..start + values.len()`, given their values, it fills `ceilings` with the highest
+/// value each entry may store instead of its own, or [`FIXED`] where it must store its own.
+pub type ReadFreedom<'a> = dyn Fn(u64, &[u8], &mut [i8]) -> Result<(), TableError> + Sync + 'a;
+
+/// The ceiling of an entry that must store its own value.
+pub const FIXED: i8 = i8::MIN;
+
 /// Values per batch of the streamed compression (a multiple of a group).
 const BATCH: u64 = 1 << 24;
-const _: () = assert!(BATCH % GROUP as u64 == 0);
+const _: () = assert!(BATCH % Form::Probe.group() as u64 == 0);
+const _: () = assert!(BATCH % Form::SelfContained.group() as u64 == 0);
 
-/// Encode one segment (its values already checked to be in range).
-fn encode_segment(model: &Model, n: u32, values: &[u8], bits: &mut Bits) {
+/// The probe form's choices: for each context and ceiling symbol, the symbol up to the ceiling
+/// with the shortest code (of equal ones, the most frequent in the counts).
+fn choices(symbols: usize, lengths: &[u8], counts: &[u64]) -> Vec<u8> {
+    let mut choose = vec![0u8; symbols * symbols];
+    for c in 0..symbols {
+        let row = c * symbols;
+        let mut best = usize::MAX;
+        for top in 0..symbols {
+            let l = lengths[row + top];
+            let better = |b: usize| {
+                l > 0
+                    && (lengths[row + b] > l
+                        || (lengths[row + b] == l && counts[row + top] > counts[row + b]))
+            };
+            if best == usize::MAX || better(best) {
+                best = top;
+            }
+            choose[row + top] = best as u8;
+        }
+    }
+    choose
+}
+
+/// Code lengths of every context from counts; with `smooth`, every symbol gets a code (the
+/// probe form's model is fitted to a sample, and the encoder may meet any pair).
+fn fit(symbols: usize, counts: &[u64], smooth: bool) -> Vec<u8> {
+    (0..symbols)
+        .flat_map(|c| {
+            let mut row = counts[c * symbols..(c + 1) * symbols].to_vec();
+            if smooth {
+                row.iter_mut().for_each(|k| *k = (*k).max(1));
+            }
+            code_lengths(&row)
+        })
+        .collect()
+}
+
+/// The symbols one segment stores: its values, or for the probe form's free entries the
+/// choice after the previous stored symbol (values already checked to be in range).
+fn segment_symbols<'a>(
+    n: u32,
+    values: &'a [u8],
+    ceilings: Option<&'a [i8]>,
+    choose: &'a [u8],
+) -> impl Iterator<Item = usize> + 'a {
+    let symbols = 2 * n as usize + 1;
+    let mut ctx = n as usize;
+    values.iter().enumerate().map(move |(k, &v)| {
+        let s = (v as i8 as i32 + n as i32) as usize;
+        let s = match ceilings.map(|c| c[k]) {
+            Some(top) if top != FIXED => {
+                let top = (i32::from(top).min(n as i32) + n as i32) as usize;
+                usize::from(choose[ctx * symbols + top])
+            }
+            _ => s,
+        };
+        ctx = s;
+        s
+    })
+}
+
+/// Encode one segment.
+fn encode_segment(
+    model: &Model,
+    n: u32,
+    values: &[u8],
+    ceilings: Option<&[i8]>,
+    choose: &[u8],
+    bits: &mut Bits,
+) {
     let symbols = model.symbols;
     let mut ctx = n as usize;
-    for &v in values {
-        let s = (v as i8 as i32 + n as i32) as usize;
+    for s in segment_symbols(n, values, ceilings, choose) {
         let (code, len) = model.encode[ctx * symbols + s];
+        debug_assert!(len > 0, "a symbol without a code");
         bits.put(code, len);
         ctx = s;
     }
@@ -709,16 +892,25 @@ fn encode_segment(model: &Model, n: u32, values: &[u8], bits: &mut Bits) {
 }
 
 /// Encode one group of values: its index record (the base offset left zero) and its bytes.
-fn encode_group(model: &Model, n: u32, group: &[u8]) -> (Vec<u8>, Vec<u8>) {
+fn encode_group(
+    model: &Model,
+    form: Form,
+    n: u32,
+    group: &[u8],
+    ceilings: Option<&[i8]>,
+    choose: &[u8],
+) -> (Vec<u8>, Vec<u8>) {
     let mut bits = Bits::new();
     let mut record = vec![0u8; GROUP_RECORD];
-    for (j, block) in group.chunks(BLOCK).enumerate() {
+    for (j, block) in group.chunks(form.block()).enumerate() {
         let start = bits.out.len();
         let rel = u16::try_from(start).expect("a group of blocks fits 64 KiB");
         record[8 + 2 * j..10 + 2 * j].copy_from_slice(&rel.to_le_bytes());
-        for (k, segment) in block.chunks(SEGMENT).enumerate() {
+        for (k, segment) in block.chunks(form.segment()).enumerate() {
             let from = bits.out.len();
-            encode_segment(model, n, segment, &mut bits);
+            let at = j * form.block() + k * form.segment();
+            let c = ceilings.map(|c| &c[at..at + segment.len()]);
+            encode_segment(model, n, segment, c, choose, &mut bits);
             let len = u8::try_from(bits.out.len() - from).expect("a segment fits 255 bytes");
             record[56 + BLOCK_SEGMENTS * j + k] = len;
         }
@@ -728,65 +920,132 @@ fn encode_group(model: &Model, n: u32, group: &[u8]) -> (Vec<u8>, Vec<u8>) {
     (record, bits.out)
 }
 
+/// Groups the probe form's model is fitted to: about 2048 spread over the level.
+fn sample_stride(groups: u64) -> u64 {
+    (groups / 2048).max(1)
+}
+
 /// Compress a level whose values `read` gives (entries `start..start + buf.len()` into
-/// `buf`), to the compressed table `path`: two streamed passes (count, encode) over the
-/// source, then the file is decoded back and compared with the source before it is renamed
-/// into place. `progress` is told the pass (0 count, 1 encode, 2 check) and how many entries
-/// it has done.
+/// `buf`) to the compressed table `path`. Without `free`, the self-contained form: two
+/// streamed passes (count, encode). With `free`, the probe form: its model is fitted to a
+/// sample of the level, then one encoding pass. Either way the file is then decoded back
+/// and compared with the source before it is renamed into place (the probe form's stored
+/// values each checked against their value and ceiling). `progress` is told the pass (0
+/// count, 1 encode, 2 check) and how many entries it has done.
 pub fn compress(
     path: &Path,
     rules: Rules,
     seeds: u32,
     read: &ReadValues<'_>,
+    free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
     let entries = level_size(seeds);
     let n = seeds;
     let symbols = 2 * n as usize + 1;
-
-    // Pass 1: the counts per context (segment by segment, as they will be coded).
-    let mut counts = vec![0u64; symbols * symbols];
-    for start in (0..entries).step_by(BATCH as usize) {
-        let end = (start + BATCH).min(entries);
+    let form = if free.is_some() {
+        Form::Probe
+    } else {
+        Form::SelfContained
+    };
+    let (seg, group) = (form.segment(), form.group());
+    let groups = entries.div_ceil(group as u64);
+    let read_batch = |start: u64, end: u64| -> Result<(Vec<u8>, Option<Vec<i8>>), TableError> {
         let mut buf = vec![0u8; (end - start) as usize];
         read(start, &mut buf)?;
-        let part = buf
-            .par_chunks(GROUP)
-            .enumerate()
-            .map(|(g, chunk)| -> Result<Vec<u64>, TableError> {
-                let mut k = vec![0u64; symbols * symbols];
-                for (si, segment) in chunk.chunks(SEGMENT).enumerate() {
-                    let mut ctx = n as usize;
-                    for (j, &v) in segment.iter().enumerate() {
-                        let i = start + (g * GROUP + si * SEGMENT + j) as u64;
-                        let s = symbol(path, n, i, v)?;
-                        k[ctx * symbols + s] += 1;
-                        ctx = s;
-                    }
-                }
-                Ok(k)
+        let ceilings = match free {
+            Some(f) => {
+                let mut c = vec![FIXED; buf.len()];
+                f(start, &buf, &mut c)?;
+                Some(c)
+            }
+            None => None,
+        };
+        Ok((buf, ceilings))
+    };
+    let count = |values: &[u8], ceilings: Option<&[i8]>, choose: &[u8], first: u64| {
+        let mut k = vec![0u64; symbols * symbols];
+        for (si, segment) in values.chunks(seg).enumerate() {
+            let at = si * seg;
+            for (j, &v) in segment.iter().enumerate() {
+                symbol(path, n, first + (at + j) as u64, v)?;
+            }
+            let c = ceilings.map(|c| &c[at..at + segment.len()]);
+            let mut ctx = n as usize;
+            for s in segment_symbols(n, segment, c, choose) {
+                k[ctx * symbols + s] += 1;
+                ctx = s;
+            }
+        }
+        Ok::<_, TableError>(k)
+    };
+    let add = |mut a: Vec<u64>, b: Vec<u64>| {
+        a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+        a
+    };
+
+    let (lengths, choose) = if form == Form::SelfContained {
+        // Pass 1: the counts per context (segment by segment, as they will be coded).
+        let mut counts = vec![0u64; symbols * symbols];
+        for start in (0..entries).step_by(BATCH as usize) {
+            let end = (start + BATCH).min(entries);
+            let (buf, _) = read_batch(start, end)?;
+            let part = buf
+                .par_chunks(group)
+                .enumerate()
+                .map(|(g, chunk)| count(chunk, None, &[], start + (g * group) as u64))
+                .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
+            counts = add(counts, part);
+            progress(0, end);
+        }
+        (fit(symbols, &counts, false), Vec::new())
+    } else {
+        // Pass 1: a sample of groups, then the model refitted three times: first to the
+        // previous symbol repeated where an entry is free (where allowed), then to the
+        // choices the last model makes.
+        let stride = sample_stride(groups);
+        let sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = (0..groups)
+            .step_by(stride as usize)
+            .collect::<Vec<_>>()
+            .par_iter()
+            .map(|&g| {
+                let start = g * group as u64;
+                let end = (start + group as u64).min(entries);
+                let (v, c) = read_batch(start, end)?;
+                progress(0, end);
+                Ok((start, v, c))
             })
-            .try_reduce(
-                || vec![0u64; symbols * symbols],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                    Ok(a)
-                },
-            )?;
-        counts.iter_mut().zip(&part).for_each(|(x, y)| *x += y);
-        progress(0, end);
-    }
-    let lengths: Vec<u8> = (0..symbols)
-        .flat_map(|c| code_lengths(&counts[c * symbols..(c + 1) * symbols]))
-        .collect();
+            .collect::<Result<_, TableError>>()?;
+        let repeat: Vec<u8> = (0..symbols * symbols)
+            .map(|k| {
+                let (ctx, top) = (k / symbols, k % symbols);
+                if ctx <= top {
+                    ctx as u8
+                } else {
+                    top as u8
+                }
+            })
+            .collect();
+        let mut choose = repeat;
+        let mut lengths = Vec::new();
+        for _ in 0..3 {
+            let counts = sample
+                .par_iter()
+                .map(|(first, v, c)| count(v, c.as_deref(), &choose, *first))
+                .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
+            lengths = fit(symbols, &counts, true);
+            choose = choices(symbols, &lengths, &counts);
+        }
+        (lengths, choose)
+    };
     let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
 
     // Pass 2: encode group by group, in parallel within a batch; the index records go to
     // their place, the data after them in order.
-    let groups = entries.div_ceil(GROUP as u64);
     let index_offset = (HEADER_LEN + lengths.len()) as u64;
     let data_offset = index_offset + groups * GROUP_RECORD as u64;
     let mut header = CompressedHeader {
+        form,
         rules,
         seeds,
         entries,
@@ -810,13 +1069,21 @@ pub fn compress(
     let mut cursor = 0u64;
     for start in (0..entries).step_by(BATCH as usize) {
         let end = (start + BATCH).min(entries);
-        let mut buf = vec![0u8; (end - start) as usize];
-        read(start, &mut buf)?;
+        let (buf, ceilings) = read_batch(start, end)?;
+        if form == Form::Probe {
+            count(&buf, None, &[], start)?; // the values' range, as pass 1 checks it
+        }
         let encoded: Vec<(Vec<u8>, Vec<u8>)> = buf
-            .par_chunks(GROUP)
-            .map(|group| encode_group(&model, n, group))
+            .par_chunks(group)
+            .enumerate()
+            .map(|(g, values)| {
+                let c = ceilings
+                    .as_deref()
+                    .map(|c| &c[g * group..g * group + values.len()]);
+                encode_group(&model, form, n, values, c, &choose)
+            })
             .collect();
-        let first_group = start / GROUP as u64;
+        let first_group = start / group as u64;
         let mut records = Vec::with_capacity(encoded.len() * GROUP_RECORD);
         let mut data = Vec::new();
         for (mut record, bytes) in encoded {
@@ -839,15 +1106,21 @@ pub fn compress(
     let decoded = Compressed::open(&tmp, &file)?;
     for start in (0..entries).step_by(BATCH as usize) {
         let end = (start + BATCH).min(entries);
-        let mut want = vec![0u8; (end - start) as usize];
-        read(start, &mut want)?;
+        let (want, ceilings) = read_batch(start, end)?;
         want.par_chunks(1 << 16)
             .enumerate()
             .try_for_each(|(c, w)| -> Result<(), TableError> {
                 let from = start + (c << 16) as u64;
                 let mut got = vec![0u8; w.len()];
-                decoded.read_into(from, &mut got)?;
-                if let Some(k) = (0..w.len()).find(|&k| got[k] != w[k]) {
+                decoded.read_stored(from, &mut got)?;
+                let tops = ceilings
+                    .as_deref()
+                    .map(|t| &t[c << 16..(c << 16) + w.len()]);
+                let wrong = |k: usize| {
+                    let (g, v) = (got[k] as i8, w[k] as i8);
+                    g != v && !tops.is_some_and(|t| t[k] != FIXED && g <= t[k] && v <= t[k])
+                };
+                if let Some(k) = (0..w.len()).find(|&k| wrong(k)) {
                     return Err(TableError::Mismatch {
                         path: tmp.clone(),
                         field: "decoded value",

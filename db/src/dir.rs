@@ -245,13 +245,49 @@ impl Levels {
         Level::new(seeds).rank(board).map(|i| table.entry(i))
     }
 
-    /// The stored value of an indexed board (`None` if its opponent row is full).
+    /// The value of an indexed board (`None` if its opponent row is full).
     pub fn stored_value(&self, board: &Board) -> Result<Option<i8>, DbError> {
-        let seeds = board.seeds();
-        let table = self.require(seeds)?;
-        match Level::new(seeds).rank(board) {
-            Some(i) => Ok(Some(table.value(i)?)),
+        match Level::new(board.seeds()).rank(board) {
+            Some(i) => Ok(Some(self.lookup(board, i)?)),
             None => Ok(None),
+        }
+    }
+
+    /// The value of an indexed board whose index in its level is `index` (the caller ranked
+    /// it): one entry read, and for a level in the probe form a capture search into the
+    /// lower levels (see [`crate::compressed`]).
+    #[inline]
+    pub fn lookup(&self, board: &Board, index: u64) -> Result<i8, DbError> {
+        let table = self.require(board.seeds())?;
+        if !table.is_probe_form() {
+            return Ok(table.value(index)?);
+        }
+        let stored = table.stored(index)?;
+        match board.outcome(self.rules) {
+            Outcome::Terminal(v) => Ok(v),
+            Outcome::Moves(moves) => {
+                let mut v = stored;
+                for m in moves.iter().filter(|m| m.captures > 0) {
+                    v = v.max(self.move_value(m)?);
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// What a position of value `value` may store in the probe form instead of its value:
+    /// anything up to the returned ceiling (`None`: only its value). A terminal position may
+    /// store anything; one whose best capture achieves its value, anything up to that value.
+    pub fn dont_care_ceiling(&self, board: &Board, value: i8) -> Result<Option<i8>, DbError> {
+        match board.outcome(self.rules) {
+            Outcome::Terminal(_) => Ok(Some(board.seeds() as i8)),
+            Outcome::Moves(moves) => {
+                let mut best = None;
+                for m in moves.iter().filter(|m| m.captures > 0) {
+                    best = best.max(Some(self.move_value(m)?));
+                }
+                Ok((best == Some(value)).then_some(value))
+            }
         }
     }
 

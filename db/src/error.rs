@@ -98,6 +98,14 @@ pub enum TableError {
         /// The checksum of the data.
         got: u64,
     },
+    /// A table in the probe form read on its own: its entries need a capture search.
+    #[error("{}: level {seeds} is in the probe form (capture don't-cares): it can be probed through its database directory, not read on its own (compress its levels with `awari-solver compress` without --probe for this)", path.display())]
+    ProbeForm {
+        /// The file.
+        path: PathBuf,
+        /// The level.
+        seeds: u32,
+    },
     /// A block of a compressed table that fails its check.
     #[error("{}: level {seeds}, block {block}: {what} (corrupt file)", path.display())]
     CorruptBlock {

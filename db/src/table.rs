@@ -663,6 +663,23 @@ impl Table {
         }
     }
 
+    /// What is stored for index `i`: its value, except in a table of the probe form, whose
+    /// don't-cares store anything up to it (see [`crate::compressed`]); read those through
+    /// [`crate::Levels`], which resolves them.
+    #[inline]
+    pub fn stored(&self, i: u64) -> Result<i8, TableError> {
+        match &self.store {
+            Store::Compressed(c) => c.stored(i),
+            Store::Plain { .. } => self.value(i),
+        }
+    }
+
+    /// Whether this table is compressed in the probe form (its entries need a capture search:
+    /// [`Table::value`] and [`Table::read`] refuse it).
+    pub fn is_probe_form(&self) -> bool {
+        matches!(&self.store, Store::Compressed(c) if c.is_probe_form())
+    }
+
     /// Start loading what [`Table::value`] of `i` reads first, so that the cache misses of a
     /// group of lookups overlap (the probe's batches). Only a hint.
     #[inline]

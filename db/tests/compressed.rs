@@ -44,6 +44,7 @@ fn write(path: &Path, rules: Rules, n: u32, values: &[u8]) -> compressed::Compre
             buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
             Ok(())
         },
+        None,
         &|_, _| {},
     )
     .unwrap()
@@ -51,6 +52,66 @@ fn write(path: &Path, rules: Rules, n: u32, values: &[u8]) -> compressed::Compre
 
 fn open(path: &Path) -> Result<Table, TableError> {
     Table::open(path, Expect::default())
+}
+
+#[test]
+fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
+    let d = temp("probe-form");
+    for (n, rules) in [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)] {
+        let values = synthetic(n, 7 + u64::from(n));
+        // About a third free: up to the value itself (a capture don't-care) or anything (a
+        // terminal position), as the compressor's capture search would say.
+        let mut rng = SplitMix64(5);
+        let ceilings: Vec<i8> = values
+            .iter()
+            .map(|&v| match rng.below(6) {
+                0 | 1 => v as i8,
+                2 => n as i8,
+                _ => compressed::FIXED,
+            })
+            .collect();
+        let path = d.join(format!("level-{n:02}.cvalues"));
+        let size = compress(
+            &path,
+            rules,
+            n,
+            &|from, buf| {
+                buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+                Ok(())
+            },
+            Some(&|from, _, out| {
+                out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
+                Ok(())
+            }),
+            &|_, _| {},
+        )
+        .unwrap();
+        let t = open(&path).unwrap();
+        assert!(t.is_compressed() && t.is_probe_form());
+        assert_eq!(t.file_len(), size.bytes);
+        t.verify().unwrap();
+        t.check_blocks().unwrap();
+        let mut free = 0;
+        for (i, (&v, &top)) in values.iter().zip(&ceilings).enumerate() {
+            let s = t.stored(i as u64).unwrap();
+            if top == compressed::FIXED {
+                assert_eq!(s, v as i8, "level {n} entry {i}");
+            } else {
+                assert!(
+                    s <= top && s >= -(n as i8),
+                    "level {n} entry {i}: {s} > {top}"
+                );
+                free += usize::from(s != v as i8);
+            }
+        }
+        // The encoder used the freedom, and a lone read of the table is refused.
+        assert!(n < 2 || free > 0, "level {n}");
+        let refused = t.value(0).unwrap_err();
+        assert!(matches!(refused, TableError::ProbeForm { seeds, .. } if seeds == n));
+        assert!(refused.to_string().contains("probe form"), "{refused}");
+        assert!(t.read(0..1, &mut Vec::new()).is_err());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -109,6 +170,7 @@ fn an_out_of_range_value_is_refused() {
             buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
             Ok(())
         },
+        None,
         &|_, _| {},
     )
     .unwrap_err()

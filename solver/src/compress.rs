@@ -3,16 +3,21 @@
 //! (`level-NN.cvalues`, see [`awari_db::compressed`]), checked by decoding it back before it
 //! is renamed into place. Levels already compressed in the output are kept, so an
 //! interrupted run resumes at the level it was writing. Depth tables are copied as they are.
+//!
+//! Two forms: the self-contained one, which the builder streams, and the smaller probe form
+//! (`--probe`), whose capture don't-cares are found here with a capture search into the
+//! source's lower levels, and resolved by the same search at probe time.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
-use awari_db::compressed;
+use awari_db::compressed::{self, Form};
 use awari_db::{
-    compressed_path, depth_path, level_exists, level_path, DbError, Expect, Levels, Table,
+    compressed_path, depth_path, level_exists, level_path, DbError, Expect, Level, Levels, Table,
     TableError,
 };
+use rayon::prelude::*;
 
 use crate::progress::Progress;
 
@@ -63,13 +68,64 @@ pub enum CompressError {
     },
 }
 
-/// Compress level `n` of `source` to `path` (a `.cvalues` file), reporting to `progress`.
+/// A lookup error inside the compressor, as a table error (the lower levels were checked to
+/// be present before, so only table errors can occur).
+fn table_error(e: DbError) -> TableError {
+    match e {
+        DbError::Table(t) => t,
+        other => TableError::Io {
+            path: PathBuf::new(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+/// The probe form's ceilings of entries `start..start + values.len()` of level `n`: a
+/// capture search into `levels` for each (in parallel).
+fn ceilings(
+    levels: &Levels,
+    n: u32,
+    start: u64,
+    values: &[u8],
+    out: &mut [i8],
+) -> Result<(), TableError> {
+    const CHUNK: usize = 1 << 14;
+    let level = Level::new(n);
+    out.par_chunks_mut(CHUNK)
+        .zip(values.par_chunks(CHUNK))
+        .enumerate()
+        .try_for_each(|(c, (out, values))| {
+            let first = start + (c * CHUNK) as u64;
+            let boards = level.boards(first..first + values.len() as u64);
+            for ((o, &v), board) in out.iter_mut().zip(values).zip(boards) {
+                *o = levels
+                    .dont_care_ceiling(&board, v as i8)
+                    .map_err(table_error)?
+                    .unwrap_or(compressed::FIXED);
+            }
+            Ok(())
+        })
+}
+
+/// Compress level `n` of `source` to `path` (a `.cvalues` file) in `form`, reporting to
+/// `progress`. The probe form needs the source's lower levels, `lower`.
 pub fn compress_table(
     source: &Table,
+    lower: Option<&Levels>,
     path: &Path,
     progress: &dyn Progress,
 ) -> Result<CompressReport, TableError> {
     let h = *source.header();
+    let n = h.seeds;
+    let free = |start: u64, values: &[u8], out: &mut [i8]| {
+        ceilings(
+            lower.expect("the probe form's lower levels"),
+            n,
+            start,
+            values,
+            out,
+        )
+    };
     let start = Instant::now();
     source.advise(awari_db::Access::Sequential);
     let pass = AtomicU8::new(u8::MAX);
@@ -85,6 +141,7 @@ pub fn compress_table(
             buf.copy_from_slice(got);
             Ok(())
         },
+        lower.map(|_| &free as &compressed::ReadFreedom<'_>),
         &|p, entries| {
             if pass.swap(p, Relaxed) != p {
                 progress.phase(NAMES[usize::from(p.min(2))], h.entries);
@@ -104,12 +161,13 @@ pub fn compress_table(
     })
 }
 
-/// Compress levels `stones` (default: every level present) of `source` into directory `out`,
-/// calling `on_level` after each.
+/// Compress levels `stones` (default: every level present) of `source` into directory `out`
+/// in `form`, calling `on_level` after each.
 pub fn compress_db(
     source: &Levels,
     out: &Path,
     stones: &[u32],
+    form: Form,
     progress: &dyn Progress,
     mut on_level: impl FnMut(&CompressReport),
 ) -> Result<Vec<CompressReport>, CompressError> {
@@ -146,8 +204,15 @@ pub fn compress_db(
             seeds: Some(n),
             content: None,
         };
+        if form == Form::Probe {
+            // Its capture search reads every level a capture reaches.
+            for s in (0..n.saturating_sub(1)).filter(|&s| level_exists(s)) {
+                source.require(s)?;
+            }
+        }
+        let probe = form == Form::Probe;
         let report = match Table::open(&path, expect) {
-            Ok(kept) if kept.is_compressed() => CompressReport {
+            Ok(kept) if kept.is_compressed() && kept.is_probe_form() == probe => CompressReport {
                 level: n,
                 entries: kept.header().entries,
                 source_bytes: table.file_len(),
@@ -156,7 +221,7 @@ pub fn compress_db(
             },
             _ => {
                 progress.level(n, table.header().entries);
-                compress_table(table, &path, progress)?
+                compress_table(table, probe.then_some(source), &path, progress)?
             }
         };
         // A depth table goes along as it is (depths are not compressed), so that `line`
@@ -190,7 +255,7 @@ pub fn compress_in_place(
     let dir = levels.dir();
     let table = levels.require(n)?;
     let path = compressed_path(dir, n);
-    let report = compress_table(table, &path, progress)?;
+    let report = compress_table(table, None, &path, progress)?;
     let compressed = Table::open(
         &path,
         Expect {

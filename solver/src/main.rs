@@ -133,14 +133,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             db,
             out,
             stones,
+            probe,
             threads,
         } => {
             set_threads(threads)?;
             let source = Levels::open(&db, None)?;
             let bars = Bars::new();
             let start = std::time::Instant::now();
+            let form = if probe {
+                awari_db::compressed::Form::Probe
+            } else {
+                awari_db::compressed::Form::SelfContained
+            };
             let reports =
-                awari_solver::compress::compress_db(&source, &out, &stones, &bars, |r| {
+                awari_solver::compress::compress_db(&source, &out, &stones, form, &bars, |r| {
                     if let Some(b) = bars.current() {
                         b.finish_and_clear();
                     }
