@@ -13,6 +13,9 @@
 #   SECTIONS="sizes probe build"   which sections to run
 #   STONES="0 1 ... 34"            levels to compress (default: every level of DB)
 #   DISCARD_FROM=27                delete compressed levels >= 27 once measured (a tight disk)
+#   PROBE_FORM=1                   compress to the probe form (`compress --probe`); the build
+#                                  section is then skipped (the builder needs self-contained
+#                                  lower levels)
 #   N=1000000 PROBE_MAX=24 RUNS=3 BUILD_LEVEL=24 PYTHON=python3 SERVE_SECONDS=10
 set -euo pipefail
 DB=${1:?usage: scripts/bench-compress.sh DB OUT}
@@ -24,6 +27,7 @@ RUNS=${RUNS:-3}
 BUILD_LEVEL=${BUILD_LEVEL:-24}
 PYTHON=${PYTHON:-python3}
 SERVE_SECONDS=${SERVE_SECONDS:-10}
+FORM_FLAG=${PROBE_FORM:+--probe}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 solver_bin
@@ -38,7 +42,7 @@ echo "== $(nproc) cores, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadav
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 if has sizes; then
-  echo "== sizes: $BIN compress --db $DB --out $OUT"
+  echo "== sizes: $BIN compress --db $DB --out $OUT $FORM_FLAG"
   if [ -z "${STONES:-}" ]; then
     STONES=$(for f in "$DB"/level-*.values "$DB"/scores.*; do
       [ -e "$f" ] || continue; basename "$f" | sed 's/level-0*\([0-9][0-9]*\)\.values/\1/; s/level-00\.values/0/; s/scores\.//'
@@ -47,7 +51,7 @@ if has sizes; then
   stones=$STONES
   : > "$WORK/sizes"
   for n in $stones; do
-    /usr/bin/time -f "%M" -o "$WORK/rss" "$BIN" compress --db "$DB" --out "$OUT" --stones "$n" | grep '^level' | tee -a "$WORK/sizes"
+    /usr/bin/time -f "%M" -o "$WORK/rss" "$BIN" compress --db "$DB" --out "$OUT" --stones "$n" $FORM_FLAG | grep '^level' | tee -a "$WORK/sizes"
     echo "  (peak RSS $(( $(cat "$WORK/rss") / 1024 )) MiB)"
     if [ -n "${DISCARD_FROM:-}" ] && [ "$n" -ge "$DISCARD_FROM" ]; then
       rm -f "$OUT/level-$(printf %02d "$n").cvalues"
@@ -160,7 +164,9 @@ PY
   done
 fi
 
-if has build; then
+if has build && [ -n "${PROBE_FORM:-}" ]; then
+  echo "== build: skipped (the probe form cannot be streamed by the builder)"
+elif has build; then
   L=$BUILD_LEVEL
   echo "== build: level $L in memory on plain lower levels ($DB) against compressed ones ($OUT)"
   mkdir -p "$WORK/plain" "$WORK/comp"

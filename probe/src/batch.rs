@@ -178,7 +178,7 @@ fn answer_values(
     const GROUP: usize = 16;
     for (g, group) in lines.chunks(GROUP).enumerate() {
         let mut values: [Option<i8>; GROUP] = [None; GROUP];
-        let mut entries: [Option<(&awari_db::Table, u64)>; GROUP] = [None; GROUP];
+        let mut entries: [Option<(awari_db::Board, u64)>; GROUP] = [None; GROUP];
         let mut failure = None;
         for (k, line) in group.iter().enumerate() {
             let number = first + (g * GROUP + k) as u64;
@@ -189,7 +189,7 @@ fn answer_values(
                     Some(i) => {
                         let table = db.levels().require(seeds).map_err(BatchError::Db)?;
                         table.prefetch_value(i);
-                        entries[k] = Some((table, i));
+                        entries[k] = Some((board, i));
                     }
                     // A full opponent row: valued by one ply of lookups.
                     None => values[k] = Some(db.value(&board).map_err(BatchError::Db)?),
@@ -203,8 +203,8 @@ fn answer_values(
         }
         let answered = failure.as_ref().map_or(group.len(), |f| f.0);
         for (v, entry) in values.iter_mut().zip(entries).take(answered) {
-            if let Some((table, i)) = entry {
-                *v = Some(table.value(i).map_err(DbError::from)?);
+            if let Some((board, i)) = entry {
+                *v = Some(db.levels().lookup(&board, i)?);
             }
         }
         for v in values.iter().take(answered).flatten() {

@@ -135,7 +135,7 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
     }; 6];
     // The children's entries are located first and then read together, so that the
     // processor has all the (random, mostly uncached) reads in flight at once.
-    let mut entries: [Option<(&awari_db::Table, u64)>; 6] = [None; 6];
+    let mut entries: [Option<(Board, u64)>; 6] = [None; 6];
     for (i, p) in pits.iter_mut().enumerate() {
         p.pit = i as u8;
         if let Some(m) = legal.get(i) {
@@ -147,13 +147,14 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
                 let index = Level::new(seeds)
                     .rank(&m.child)
                     .expect("the child of a move has an empty pit in its opponent row");
-                entries[i] = Some((db.levels.require(seeds)?, index));
+                db.levels.require(seeds)?.prefetch_value(index);
+                entries[i] = Some((m.child, index));
             }
         }
     }
     for (p, entry) in pits.iter_mut().zip(entries) {
-        if let Some((table, index)) = entry {
-            p.value = Some(p.captures as i8 - table.value(index)?);
+        if let Some((child, index)) = entry {
+            p.value = Some(p.captures as i8 - db.expect("located").levels.lookup(&child, index)?);
         }
     }
     let index = Level::new(seeds).rank(board);
@@ -161,7 +162,7 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
     // best of the pit values just looked up (what `Levels::value` would look up again).
     let value = match (db, index, terminal) {
         (None, _, _) => None,
-        (Some(db), Some(i), _) => Some(db.levels.require(seeds)?.value(i)?),
+        (Some(db), Some(i), _) => Some(db.levels.lookup(board, i)?),
         (Some(_), None, Some(t)) => Some(t),
         (Some(_), None, None) => pits.iter().filter_map(|p| p.value).max(),
     };

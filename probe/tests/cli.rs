@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+use awari_db::compressed::Form;
 use awari_db::{level_exists, level_path, Board, Rules, SplitMix64};
 use awari_probe::{perfect_line, report, Database, LineEnd};
 use awari_solver::build::{build, BuildOptions};
@@ -271,10 +272,24 @@ fn batch_agrees_with_show() {
 
 #[test]
 fn a_compressed_directory_answers_like_the_plain_one() {
+    compressed_answers_like_plain(Form::SelfContained);
+}
+
+#[test]
+fn a_directory_in_the_probe_form_answers_like_the_plain_one() {
+    compressed_answers_like_plain(Form::Probe);
+}
+
+fn compressed_answers_like_plain(form: Form) {
     let d = db(Rules::Awari);
-    let packed = temp("compressed");
+    let packed = temp(&format!("compressed-{form:?}"));
     let plain = awari_db::Levels::open(d, None).unwrap();
-    awari_solver::compress::compress_db(&plain, &packed, &[], &Silent, |_| {}).unwrap();
+    awari_solver::compress::compress_db(&plain, &packed, &[], form, &Silent, |_| {}).unwrap();
+    let opened = awari_db::Levels::open(&packed, None).unwrap();
+    assert_eq!(
+        opened.require(16).unwrap().is_probe_form(),
+        form == Form::Probe
+    );
     assert!(awari_db::compressed_path(&packed, 16).exists() && !level_path(&packed, 16).exists());
     // 100,000 random boards through batch: the same answers, line for line.
     let boards = random_boards(23, 100_000);

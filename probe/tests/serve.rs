@@ -8,6 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use awari_db::compressed::Form;
 use awari_db::{Rules, SplitMix64};
 use awari_probe::{perfect_line, report, Database};
 use awari_solver::build::{build, BuildOptions};
@@ -262,13 +263,30 @@ fn a_thousand_random_boards_through_batch() {
 /// /api/batch get the same values, and a position the same JSON.
 #[test]
 fn a_compressed_database_serves_the_same_answers() {
+    compressed_serves_the_same_answers(Form::SelfContained);
+}
+
+/// As [`a_compressed_database_serves_the_same_answers`], in the probe form.
+#[test]
+fn a_database_in_the_probe_form_serves_the_same_answers() {
+    compressed_serves_the_same_answers(Form::Probe);
+}
+
+fn compressed_serves_the_same_answers(form: Form) {
     let plain = &server().1;
-    let packed = std::env::temp_dir().join(format!("awari-serve-packed-{}", std::process::id()));
+    let packed = std::env::temp_dir().join(format!(
+        "awari-serve-packed-{form:?}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&packed);
     let levels = awari_db::Levels::open(plain, None).unwrap();
-    awari_solver::compress::compress_db(&levels, &packed, &[], &Silent, |_| {}).unwrap();
+    awari_solver::compress::compress_db(&levels, &packed, &[], form, &Silent, |_| {}).unwrap();
     let db = Database::open(&packed, None).unwrap();
     assert!(db.levels().require(16).unwrap().is_compressed());
+    assert_eq!(
+        db.levels().require(16).unwrap().is_probe_form(),
+        form == Form::Probe
+    );
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         awari_probe::serve::run(db, "127.0.0.1:0".parse().unwrap(), |a| tx.send(a).unwrap())
@@ -304,6 +322,7 @@ fn a_compressed_database_serves_the_same_answers() {
             request_at(addr, "GET", &path, None)
         );
     }
+    let _ = std::fs::remove_dir_all(&packed);
 }
 
 /// Requests at once from several clients, bad ones among them: every answer is right.

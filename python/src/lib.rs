@@ -299,7 +299,7 @@ impl Database {
             }
         };
         let group = |g: usize, out: &mut [i8]| -> Result<(), RowError> {
-            let mut entries: [Option<(&awari_db::Table, u64)>; GROUP] = [None; GROUP];
+            let mut entries: [Option<(awari_db::Board, u64)>; GROUP] = [None; GROUP];
             for (k, o) in out.iter_mut().enumerate() {
                 let r = g * GROUP + k;
                 let board = row_board(&row(r)).map_err(|e| RowError::Board(r, e))?;
@@ -308,15 +308,15 @@ impl Database {
                     Some(i) => {
                         let table = levels.require(seeds).map_err(RowError::Db)?;
                         table.prefetch_value(i);
-                        entries[k] = Some((table, i));
+                        entries[k] = Some((board, i));
                     }
                     // A full opponent row: valued by one ply of lookups.
                     None => *o = self.db.value(&board).map_err(RowError::Db)?,
                 }
             }
             for (o, entry) in out.iter_mut().zip(entries) {
-                if let Some((table, i)) = entry {
-                    *o = table.value(i).map_err(|e| RowError::Db(e.into()))?;
+                if let Some((board, i)) = entry {
+                    *o = levels.lookup(&board, i).map_err(RowError::Db)?;
                 }
             }
             Ok(())

@@ -218,10 +218,11 @@ def test_a_raw_vu_directory(db, db_dir, tmp_path):
     assert vu.value([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]) == 0
 
 
-def test_a_compressed_database_answers_like_the_plain_one(db, db_dir, tmp_path):
+@pytest.mark.parametrize("form", [[], ["--probe"]], ids=["self-contained", "probe-form"])
+def test_a_compressed_database_answers_like_the_plain_one(db, db_dir, tmp_path, form):
     packed = tmp_path / "packed"
     subprocess.run(
-        [binary("awari-solver"), "compress", "--db", str(db_dir), "--out", str(packed)],
+        [binary("awari-solver"), "compress", "--db", str(db_dir), "--out", str(packed), *form],
         check=True,
         capture_output=True,
     )

@@ -137,7 +137,7 @@ pub fn verify_level_lookup(
     progress.phase("verify", level.size());
     let failures: u64 = (0..level.size().div_ceil(CHUNK))
         .into_par_iter()
-        .map(|c| -> Result<u64, awari_db::TableError> {
+        .map(|c| -> Result<u64, DbError> {
             let start = c * CHUNK;
             let end = (start + CHUNK).min(level.size());
             let mut bad = 0u64;
@@ -152,7 +152,11 @@ pub fn verify_level_lookup(
                 )?;
                 for (k, board) in group.boards.iter().enumerate() {
                     let idx = first + k as u64;
-                    let stored = table.value(idx)?;
+                    let stored = if table.is_probe_form() {
+                        levels.lookup(board, idx)?
+                    } else {
+                        table.value(idx)?
+                    };
                     let Some(what) = check_entry(levels, &group, k, stored, depth, idx) else {
                         continue;
                     };
@@ -182,6 +186,9 @@ struct ChildLevels<'a> {
     /// The level of the positions checked: n.
     seeds: u32,
     levels: Vec<Option<(Level, &'a Table)>>,
+    /// The directory, for the entries of tables in the probe form (resolved by a capture
+    /// search).
+    all: &'a Levels,
 }
 
 impl<'a> ChildLevels<'a> {
@@ -197,6 +204,7 @@ impl<'a> ChildLevels<'a> {
         Ok(ChildLevels {
             seeds: n,
             levels: v,
+            all: levels,
         })
     }
 
@@ -233,11 +241,12 @@ impl Group {
         rules: awari_db::Rules,
         children: &ChildLevels<'_>,
         count: u64,
-    ) -> Result<(), awari_db::TableError> {
+    ) -> Result<(), DbError> {
         self.boards.clear();
         self.outcomes.clear();
         self.first_child.clear();
-        let mut located: [(Option<&Table>, u64); GROUP * 6] = [(None, 0); GROUP * 6];
+        let mut located: [(Option<&Table>, u64, Option<Board>); GROUP * 6] =
+            [(None, 0, None); GROUP * 6];
         let mut n = 0;
         for board in boards.take(count as usize) {
             let outcome = board.outcome(rules);
@@ -250,7 +259,7 @@ impl Group {
                     if let Some(data) = table.plain() {
                         crate::state::prefetch_line(&data[idx as usize]);
                     }
-                    located[n] = (Some(table), idx);
+                    located[n] = (Some(table), idx, Some(m.child));
                     n += 1;
                 }
             }
@@ -260,8 +269,13 @@ impl Group {
         self.first_child.push(n);
         // Independent loads, each prefetched when located: their cache misses overlap.
         self.values.clear();
-        for &(t, idx) in &located[..n] {
-            self.values.push(t.expect("located").value(idx)?);
+        for &(t, idx, child) in &located[..n] {
+            let t = t.expect("located");
+            self.values.push(if t.is_probe_form() {
+                children.all.lookup(&child.expect("located"), idx)?
+            } else {
+                t.value(idx)?
+            });
         }
         Ok(())
     }
@@ -366,10 +380,12 @@ pub fn verify_level(
     options: &VerifyOptions,
     progress: &dyn Progress,
 ) -> Result<LevelVerdict, DbError> {
+    // Tables in the probe form can only be looked up (a capture search per entry).
+    let probe_form = (0..=n).any(|s| levels.get(s).is_some_and(|t| t.is_probe_form()));
     let lookup = match options.method {
         Method::Lookup => true,
         Method::Streamed => false,
-        Method::Auto => levels.depth_table(n).is_some(),
+        Method::Auto => levels.depth_table(n).is_some() || probe_form,
     };
     if lookup {
         verify_level_lookup(levels, n, options.keep, progress)

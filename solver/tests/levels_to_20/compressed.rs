@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use awari_db::compressed::Form;
 use awari_db::{compressed_path, level_exists, level_path, raw_path, Levels, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::compress::compress_db;
@@ -36,7 +37,7 @@ fn compress_round_trips_every_level_to_20() {
     for rules in Rules::ALL {
         let plain = Levels::open(reference(rules), Some(rules)).unwrap();
         let out = temp(&format!("compressed-{rules}"));
-        let reports = compress_db(&plain, &out, &[], &Silent, |_| {}).unwrap();
+        let reports = compress_db(&plain, &out, &[], Form::SelfContained, &Silent, |_| {}).unwrap();
         assert_eq!(
             reports.len(),
             (0..=TOP).filter(|&n| level_exists(n)).count()
@@ -52,6 +53,94 @@ fn compress_round_trips_every_level_to_20() {
         for r in reports.iter().filter(|r| r.level >= 12) {
             assert!(r.bits_per_position() < 4.0, "{rules}: {r:?}");
         }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+/// The probe form of every level up to [`PROBE_TOP`] under the three rule sets: each entry
+/// resolved by its capture search is the plain table's value; the files are well under the
+/// self-contained form's size; `verify` (which looks the form up) passes; the builder refuses
+/// it as a lower level with a one-line error; a self-contained level in the output is
+/// replaced, a probe-form one kept.
+#[test]
+fn the_probe_form_resolves_to_the_plain_values() {
+    const PROBE_TOP: u32 = 15;
+    let stones: Vec<u32> = (0..=PROBE_TOP).collect();
+    for rules in Rules::ALL {
+        let plain = Levels::open(reference(rules), Some(rules)).unwrap();
+        let out = temp(&format!("probe-{rules}"));
+        // A self-contained level already there is not what was asked for: it is replaced.
+        compress_db(
+            &plain,
+            &out,
+            &[PROBE_TOP],
+            Form::SelfContained,
+            &Silent,
+            |_| {},
+        )
+        .unwrap();
+        let reports = compress_db(&plain, &out, &stones, Form::Probe, &Silent, |_| {}).unwrap();
+        assert!(reports.iter().all(|r| r.seconds.is_some()), "{rules}");
+        let probe = Levels::open(&out, Some(rules)).unwrap();
+        for n in (0..=PROBE_TOP).filter(|&n| level_exists(n)) {
+            let t = probe.require(n).unwrap();
+            assert!(t.is_probe_form(), "{rules} level {n}");
+            t.verify().unwrap();
+            t.check_blocks().unwrap();
+            assert!(
+                t.value(0).is_err(),
+                "a lone read of the probe form is refused"
+            );
+            let values = plain.require(n).unwrap();
+            let level = awari_db::Level::new(n);
+            for (i, board) in level.boards(0..level.size()).enumerate() {
+                assert_eq!(
+                    probe.lookup(&board, i as u64).unwrap(),
+                    values.value(i as u64).unwrap(),
+                    "{rules} level {n} entry {i}"
+                );
+            }
+        }
+        for r in reports.iter().filter(|r| r.level >= 12) {
+            assert!(r.bits_per_position() < 3.2, "{rules}: {r:?}");
+        }
+        // Kept on a rerun.
+        let again = compress_db(&plain, &out, &stones, Form::Probe, &Silent, |_| {}).unwrap();
+        assert!(again.iter().all(|r| r.seconds.is_none()));
+        // verify looks the form up, and passes.
+        let v = awari_solver::verify::verify_level(
+            &probe,
+            PROBE_TOP,
+            &awari_solver::verify::VerifyOptions {
+                method: awari_solver::verify::Method::Auto,
+                memory: None,
+                keep: 10,
+            },
+            &Silent,
+        )
+        .unwrap();
+        assert!(v.passed(), "{rules}: {v:?}");
+        // The builder streams its lower levels, which the probe form cannot give.
+        let err = build(
+            &BuildOptions {
+                dir: out.clone(),
+                max_stones: PROBE_TOP + 1,
+                rules,
+                memory: None,
+                depth: false,
+                mode: Mode::InMemory,
+                compress: false,
+            },
+            &Silent,
+            |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("probe form") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(!level_path(&out, PROBE_TOP + 1).exists());
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
@@ -115,11 +204,11 @@ fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
     let out = temp("compress-raw-out");
     // Interrupted after level 10: the rerun keeps levels 0..10 and writes the rest.
     let first: Vec<u32> = (0..=10).collect();
-    compress_db(&source, &out, &first, &Silent, |_| {}).unwrap();
+    compress_db(&source, &out, &first, Form::SelfContained, &Silent, |_| {}).unwrap();
     // A stale temporary file, as a kill would leave it, is overwritten.
     std::fs::write(out.join("level-11.cvalues.tmp"), b"partial").unwrap();
     let mut kept = Vec::new();
-    compress_db(&source, &out, &[], &Silent, |r| {
+    compress_db(&source, &out, &[], Form::SelfContained, &Silent, |r| {
         if r.seconds.is_none() {
             kept.push(r.level)
         }
@@ -130,7 +219,7 @@ fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
     let packed = Levels::open(&out, Some(Rules::Awari)).unwrap();
     assert_same_values(&packed, &source, top);
     // The output directory must not be the source.
-    let err = compress_db(&source, &raw, &[], &Silent, |_| {})
+    let err = compress_db(&source, &raw, &[], Form::SelfContained, &Silent, |_| {})
         .unwrap_err()
         .to_string();
     assert!(err.contains("source directory"), "{err}");
@@ -144,7 +233,7 @@ fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
     let plain = Levels::open(reference(rules), Some(rules)).unwrap();
     let dir = temp("compress-corrupt");
     let lower: Vec<u32> = (0..=15).collect();
-    compress_db(&plain, &dir, &lower, &Silent, |_| {}).unwrap();
+    compress_db(&plain, &dir, &lower, Form::SelfContained, &Silent, |_| {}).unwrap();
     damage(&compressed_path(&dir, 13));
     let opts = BuildOptions {
         dir: dir.clone(),
