@@ -6,6 +6,8 @@
 //!   level-00.depth    (with `build --depth`) plies to conversion, same index
 //!   level-01.cvalues  (after `awari-solver compress` or `build --compress`) the same values,
 //!                     compressed; a level is read from its `.values` file when it has both
+//!                     (with `compress --probe`, the probe form: readable only through
+//!                     [`Levels::lookup`], which resolves its capture don't-cares)
 //!   …                 (level 47 never exists: every capture takes at least 2 seeds)
 //! ```
 //!
