@@ -104,8 +104,8 @@ pub enum Command {
         stones: Vec<u32>,
         /// Write the probe form: smaller (about 2.9 bits per position instead of 3.9), but
         /// each entry is resolved by a capture search into the lower levels, so only the
-        /// probe and Python read it (not build, verify, stats or compare). Where a capture
-        /// achieves a position's value, the position stores whatever is cheapest.
+        /// probe, Python and verify (by lookup) read it, not build, stats or compare. Where
+        /// a capture achieves a position's value, the position stores whatever is cheapest.
         #[arg(long)]
         probe: bool,
         /// Worker threads (default: one per core).
