@@ -269,7 +269,7 @@ impl Board {
     /// level of `self`): `f(index, parent)`; parents with a full opponent row are left out.
     ///
     /// Faster than ranking each parent: the part of the index that the opponent row fixes
-    /// ([`Level::rank_high`]) is computed once for every parent whose un-sowing did not
+    /// (`Level::rank_high`, internal) is computed once for every parent whose un-sowing did not
     /// reach that row.
     #[inline]
     pub fn for_each_ranked_predecessor(
