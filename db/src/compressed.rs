@@ -1071,7 +1071,10 @@ pub fn compress(
         let end = (start + BATCH).min(entries);
         let (buf, ceilings) = read_batch(start, end)?;
         if form == Form::Probe {
-            count(&buf, None, &[], start)?; // the values' range, as pass 1 checks it
+            // The values' range (pass 1 checked only its sample).
+            buf.par_iter()
+                .enumerate()
+                .try_for_each(|(k, &v)| symbol(path, n, start + k as u64, v).map(|_| ()))?;
         }
         let encoded: Vec<(Vec<u8>, Vec<u8>)> = buf
             .par_chunks(group)

@@ -268,13 +268,18 @@ impl Levels {
         match board.outcome(self.rules) {
             Outcome::Terminal(v) => Ok(v),
             Outcome::Moves(moves) => {
-                let mut v = stored;
-                for m in moves.iter().filter(|m| m.captures > 0) {
-                    v = v.max(self.move_value(m)?);
-                }
-                Ok(v)
+                Ok(self.best_capture(&moves)?.map_or(stored, |c| c.max(stored)))
             }
         }
+    }
+
+    /// The best over the capturing moves of `captures − value(child)` (`None`: no capture).
+    fn best_capture(&self, moves: &crate::moves::MoveList) -> Result<Option<i8>, DbError> {
+        let mut best = None;
+        for m in moves.iter().filter(|m| m.captures > 0) {
+            best = best.max(Some(self.move_value(m)?));
+        }
+        Ok(best)
     }
 
     /// What a position of value `value` may store in the probe form instead of its value:
@@ -284,11 +289,7 @@ impl Levels {
         match board.outcome(self.rules) {
             Outcome::Terminal(_) => Ok(Some(board.seeds() as i8)),
             Outcome::Moves(moves) => {
-                let mut best = None;
-                for m in moves.iter().filter(|m| m.captures > 0) {
-                    best = best.max(Some(self.move_value(m)?));
-                }
-                Ok((best == Some(value)).then_some(value))
+                Ok((self.best_capture(&moves)? == Some(value)).then_some(value))
             }
         }
     }

@@ -152,11 +152,7 @@ pub fn verify_level_lookup(
                 )?;
                 for (k, board) in group.boards.iter().enumerate() {
                     let idx = first + k as u64;
-                    let stored = if table.is_probe_form() {
-                        levels.lookup(board, idx)?
-                    } else {
-                        table.value(idx)?
-                    };
+                    let stored = levels.lookup(board, idx)?;
                     let Some(what) = check_entry(levels, &group, k, stored, depth, idx) else {
                         continue;
                     };
@@ -245,8 +241,7 @@ impl Group {
         self.boards.clear();
         self.outcomes.clear();
         self.first_child.clear();
-        let mut located: [(Option<&Table>, u64, Option<Board>); GROUP * 6] =
-            [(None, 0, None); GROUP * 6];
+        let mut located: [(u64, Option<Board>); GROUP * 6] = [(0, None); GROUP * 6];
         let mut n = 0;
         for board in boards.take(count as usize) {
             let outcome = board.outcome(rules);
@@ -259,7 +254,7 @@ impl Group {
                     if let Some(data) = table.plain() {
                         crate::state::prefetch_line(&data[idx as usize]);
                     }
-                    located[n] = (Some(table), idx, Some(m.child));
+                    located[n] = (idx, Some(m.child));
                     n += 1;
                 }
             }
@@ -269,13 +264,9 @@ impl Group {
         self.first_child.push(n);
         // Independent loads, each prefetched when located: their cache misses overlap.
         self.values.clear();
-        for &(t, idx, child) in &located[..n] {
-            let t = t.expect("located");
-            self.values.push(if t.is_probe_form() {
-                children.all.lookup(&child.expect("located"), idx)?
-            } else {
-                t.value(idx)?
-            });
+        for &(idx, child) in &located[..n] {
+            self.values
+                .push(children.all.lookup(&child.expect("located"), idx)?);
         }
         Ok(())
     }
