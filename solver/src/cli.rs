@@ -24,6 +24,21 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When stderr is not a terminal (a log file), print a progress line there every SECONDS:
+    /// time, level, phase and step, share done, rate and ETA. 0: never
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 60.0,
+          value_parser = parse_seconds)]
+    pub log_every: f64,
+}
+
+/// A non-negative, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.0..1e9).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "expected a number of seconds (0 or more), got {text:?}"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

@@ -14,6 +14,7 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    let log_every = std::time::Duration::from_secs_f64(cli.log_every);
     match cli.command {
         Command::Build {
             db,
@@ -43,7 +44,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if distributed {
                 return build_distributed_cli(&opts, granule_shift);
             }
-            let bars = Bars::new();
+            let bars = Bars::logging(log_every);
             eprintln!(
                 "building levels 0..{max_stones} of {} under {rules} rules with {} threads",
                 db.display(),
@@ -72,7 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             threads,
         } => {
             set_threads(threads)?;
-            let bars = Bars::new();
+            let bars = Bars::logging(log_every);
             let (x, y) = (Levels::open(&a, None)?, Levels::open(&b, None)?);
             let (mut bytes, start) = (0u64, std::time::Instant::now());
             let reports = awari_solver::compare::compare(&x, &y, &stones, show, &bars, |r| {
@@ -105,7 +106,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             memory,
         } => {
             set_threads(threads)?;
-            let bars = Bars::new();
+            let bars = Bars::logging(log_every);
             let options = verify::VerifyOptions {
                 method: method.into(),
                 memory: memory.or_else(sys::memory_available),
@@ -138,7 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             set_threads(threads)?;
             let source = Levels::open(&db, None)?;
-            let bars = Bars::new();
+            let bars = Bars::logging(log_every);
             let start = std::time::Instant::now();
             let form = if probe {
                 awari_db::compressed::Form::Probe

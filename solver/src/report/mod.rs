@@ -7,8 +7,9 @@ pub mod plan;
 
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use awari_db::{Board, DbError, Levels};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -18,25 +19,97 @@ use crate::compare::{LevelComparison, LevelReport as ComparedLevel};
 use crate::compress::CompressReport;
 use crate::{sys, verify, Progress};
 
-/// Progress bars on stderr: one per level, showing phase, positions/s and ETA (hidden when
-/// stderr is not a terminal).
+/// Progress on stderr: a bar per phase, showing level, phase, positions/s and ETA, when
+/// stderr is a terminal; else, with [`Bars::logging`], a plain line at a fixed interval, for
+/// a build that runs for hours with its stderr in a log file:
+///
+/// ```text
+/// 2026-12-01 23:10:05 UTC level 36 settle (step 12): 35.9% of 14.26G, 812.3k/s, eta 3:08:12
+/// ```
 pub struct Bars {
+    shared: Arc<Shared>,
+    /// The log ticker: dropping the sender stops it.
+    ticker: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
+}
+
+/// What the bars and the log ticker share.
+struct Shared {
     bar: Mutex<Option<ProgressBar>>,
     level: Mutex<(u32, u64)>,
+    phase: Mutex<String>,
 }
 
 impl Bars {
-    /// No bar yet.
+    /// Bars on a terminal, nothing otherwise.
     pub fn new() -> Bars {
         Bars {
-            bar: Mutex::new(None),
-            level: Mutex::new((0, 0)),
+            shared: Arc::new(Shared {
+                bar: Mutex::new(None),
+                level: Mutex::new((0, 0)),
+                phase: Mutex::new(String::new()),
+            }),
+            ticker: None,
         }
+    }
+
+    /// Bars on a terminal; otherwise a progress line on stderr every `every` (none if zero).
+    pub fn logging(every: Duration) -> Bars {
+        let mut bars = Bars::new();
+        if every.is_zero() || std::io::stderr().is_terminal() {
+            return bars;
+        }
+        let (stop, wait) = mpsc::channel::<()>();
+        let shared = Arc::clone(&bars.shared);
+        let handle = std::thread::spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(every) {
+                if let Some(line) = shared.log_line(SystemTime::now()) {
+                    eprintln!("{line}");
+                }
+            }
+        });
+        bars.ticker = Some((stop, handle));
+        bars
     }
 
     /// The bar of the phase in progress.
     pub fn current(&self) -> Option<ProgressBar> {
+        self.shared.current()
+    }
+}
+
+impl Shared {
+    fn current(&self) -> Option<ProgressBar> {
         self.bar.lock().expect("progress lock").clone()
+    }
+
+    /// The log line of the phase in progress, if one is.
+    fn log_line(&self, now: SystemTime) -> Option<String> {
+        let bar = self.current().filter(|b| !b.is_finished())?;
+        let phase = self.phase.lock().expect("progress lock").clone();
+        let message = bar.message();
+        let doing = if message.is_empty() || message == phase {
+            phase
+        } else {
+            format!("{phase} ({message})")
+        };
+        Some(progress_line(
+            now,
+            &bar.prefix(),
+            &doing,
+            bar.position(),
+            bar.length().unwrap_or(0),
+            bar.per_sec(),
+            bar.eta(),
+        ))
+    }
+}
+
+impl Drop for Bars {
+    fn drop(&mut self) {
+        if let Some((stop, handle)) = self.ticker.take() {
+            drop(stop);
+            let _ = handle.join();
+        }
     }
 }
 
@@ -48,12 +121,12 @@ impl Default for Bars {
 
 impl Progress for Bars {
     fn level(&self, n: u32, positions: u64) {
-        *self.level.lock().expect("progress lock") = (n, positions);
+        *self.shared.level.lock().expect("progress lock") = (n, positions);
     }
 
     fn phase(&self, name: &str, total: u64) {
-        let (n, _) = *self.level.lock().expect("progress lock");
-        let mut slot = self.bar.lock().expect("progress lock");
+        let (n, _) = *self.shared.level.lock().expect("progress lock");
+        let mut slot = self.shared.bar.lock().expect("progress lock");
         if let Some(b) = slot.take() {
             b.finish_and_clear();
         }
@@ -72,7 +145,9 @@ impl Progress for Bars {
         );
         b.set_prefix(n.to_string());
         b.set_message(name.to_string());
+        // The steady tick also keeps the rate and ETA of a hidden bar current for the log.
         b.enable_steady_tick(Duration::from_millis(200));
+        *self.shared.phase.lock().expect("progress lock") = name.to_string();
         *slot = Some(b);
     }
 
@@ -87,6 +162,67 @@ impl Progress for Bars {
             b.set_message(msg.to_string());
         }
     }
+}
+
+/// One progress line of the log: UTC time, level, what is being done, the share done of
+/// `total` units, the rate and the ETA.
+fn progress_line(
+    now: SystemTime,
+    level: &str,
+    doing: &str,
+    done: u64,
+    total: u64,
+    per_sec: f64,
+    eta: Duration,
+) -> String {
+    let percent = if total == 0 {
+        100.0
+    } else {
+        done.min(total) as f64 * 100.0 / total as f64
+    };
+    // Before the first estimate (nothing done yet, or no rate) the rate and ETA are unknown.
+    let (rate, eta) = if done == 0 || per_sec <= 0.0 {
+        ("–".to_string(), "–".to_string())
+    } else {
+        let secs = eta.as_secs();
+        (
+            si(per_sec),
+            format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
+        )
+    };
+    format!(
+        "{} level {level} {doing}: {percent:.1}% of {}, {rate}/s, eta {eta}",
+        utc(now),
+        si(total as f64),
+    )
+}
+
+/// `t` as `YYYY-MM-DD hh:mm:ss UTC` (the proleptic Gregorian calendar).
+fn utc(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Count from 0000-03-01, so that a leap day ends its year: 146,097 days per 400 years,
+    // then 36,524 per century, 1,461 per 4 years and 365 per year.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = era * 400 + year_of_era + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
 }
 
 /// A start's value in words.
@@ -465,4 +601,69 @@ pub fn build_distributed(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn utc_matches_the_calendar() {
+        // Timestamps from Python's datetime, in and around leap years and centuries.
+        for (secs, text) in [
+            (0, "1970-01-01 00:00:00 UTC"),
+            (951_868_799, "2000-02-29 23:59:59 UTC"),
+            (946_641_600, "1999-12-31 12:00:00 UTC"),
+            (1_796_166_605, "2026-12-01 23:10:05 UTC"),
+            (4_107_542_400, "2100-03-01 00:00:00 UTC"),
+        ] {
+            assert_eq!(utc(at(secs)), text);
+        }
+    }
+
+    #[test]
+    fn a_progress_line_says_level_phase_share_rate_and_eta() {
+        let line = progress_line(
+            at(1_796_166_605),
+            "36",
+            "settle (step 12)",
+            5_123_456_789,
+            14_257_671_649,
+            812_345.0,
+            Duration::from_secs(3 * 3600 + 8 * 60 + 12),
+        );
+        assert_eq!(
+            line,
+            "2026-12-01 23:10:05 UTC level 36 settle (step 12): 35.9% of 14.26G, 812.3k/s, eta 3:08:12"
+        );
+        let empty = progress_line(at(0), "0", "write", 0, 0, 0.0, Duration::ZERO);
+        assert!(
+            empty.ends_with("level 0 write: 100.0% of 0, –/s, eta –"),
+            "{empty}"
+        );
+    }
+
+    #[test]
+    fn the_log_line_names_the_phase_and_its_step() {
+        let bars = Bars::new();
+        assert!(bars.shared.log_line(at(0)).is_none(), "no phase, no line");
+        bars.level(7, 1000);
+        bars.phase("settle", 1000);
+        bars.advance(250);
+        bars.message("step 3");
+        let line = bars.shared.log_line(at(0)).expect("a phase is in progress");
+        assert!(
+            line.contains("level 7 settle (step 3): 25.0% of 1.0k"),
+            "{line}"
+        );
+        bars.current().expect("bar").finish_and_clear();
+        assert!(
+            bars.shared.log_line(at(0)).is_none(),
+            "a finished phase has no line"
+        );
+    }
 }
