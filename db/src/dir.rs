@@ -260,17 +260,48 @@ impl Levels {
     /// lower levels (see [`crate::compressed`]).
     #[inline]
     pub fn lookup(&self, board: &Board, index: u64) -> Result<i8, DbError> {
+        Ok(self
+            .lookup_below(board, index, i8::MAX)?
+            .expect("every value is below i8::MAX"))
+    }
+
+    /// The value of an indexed board if it is below `bound`, else `None`: the capture search
+    /// of a probe-form entry with a bound (the moves that cannot change the answer are not
+    /// searched).
+    ///
+    /// A probe-form entry stores at most its value, so a stored value at or above `bound`
+    /// answers at once. Otherwise each capturing move matters only if it beats the best so far,
+    /// `best`, that is if its child's value is below `captures − best`: the child is asked with
+    /// that bound, and so on down the levels.
+    fn lookup_below(&self, board: &Board, index: u64, bound: i8) -> Result<Option<i8>, DbError> {
         let table = self.require(board.seeds())?;
         if !table.is_probe_form() {
-            return Ok(table.value(index)?);
+            let v = table.value(index)?;
+            return Ok((v < bound).then_some(v));
         }
-        let stored = table.stored(index)?;
-        match board.outcome(self.rules) {
-            Outcome::Terminal(v) => Ok(v),
-            Outcome::Moves(moves) => {
-                Ok(self.best_capture(&moves)?.map_or(stored, |c| c.max(stored)))
+        let moves = match board.outcome(self.rules) {
+            Outcome::Terminal(v) => return Ok((v < bound).then_some(v)),
+            Outcome::Moves(moves) => moves,
+        };
+        let mut best = table.stored(index)?;
+        if best >= bound {
+            return Ok(None);
+        }
+        for m in moves.iter().filter(|m| m.captures > 0) {
+            let child = &m.child;
+            let index = Level::new(child.seeds())
+                .rank(child)
+                .expect("the child of a move has an empty pit in its opponent row");
+            // captures ≤ 48 and best ≥ −48: no overflow.
+            let captures = m.captures as i8;
+            if let Some(v) = self.lookup_below(child, index, captures - best)? {
+                best = captures - v;
+                if best >= bound {
+                    return Ok(None);
+                }
             }
         }
+        Ok(Some(best))
     }
 
     /// The best over the capturing moves of `captures − value(child)` (`None`: no capture).

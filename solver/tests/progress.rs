@@ -53,14 +53,17 @@ fn a_logged_build_prints_progress_lines_and_none_when_told_not_to() {
         String::from_utf8_lossy(&out.stderr)
     );
     for line in &lines {
-        // 2026-12-01 23:10:05 UTC level 16 settle: 35.9% of 12.69M, 5.11M/s, eta 0:00:01
+        // 2026-12-01 23:10:05 UTC level 16 settle: 35.9% of 12.69M after 0:00:01, 5.11M/s, eta 0:00:02
         let (date, rest) = line.split_at(24);
         assert!(
             date.ends_with(" UTC ") && date.as_bytes()[4] == b'-',
             "{line}"
         );
         assert!(
-            rest.starts_with("level ") && rest.contains("% of ") && rest.contains("/s, eta "),
+            rest.starts_with("level ")
+                && rest.contains("% of ")
+                && rest.contains(" after ")
+                && rest.contains("/s, eta "),
             "{line}"
         );
     }

@@ -24,7 +24,7 @@ use crate::{sys, verify, Progress};
 /// a build that runs for hours with its stderr in a log file:
 ///
 /// ```text
-/// 2026-12-01 23:10:05 UTC level 36 settle (step 12): 35.9% of 14.26G, 812.3k/s, eta 3:08:12
+/// 2026-12-01 23:10:05 UTC level 36 settle (step 12): 25.0% of 14.26G after 1:00:00, 990.1k/s, eta 3:00:00
 /// ```
 pub struct Bars {
     shared: Arc<Shared>,
@@ -98,8 +98,7 @@ impl Shared {
             &doing,
             bar.position(),
             bar.length().unwrap_or(0),
-            bar.per_sec(),
-            bar.eta(),
+            bar.elapsed(),
         ))
     }
 }
@@ -165,36 +164,43 @@ impl Progress for Bars {
 }
 
 /// One progress line of the log: UTC time, level, what is being done, the share done of
-/// `total` units, the rate and the ETA.
+/// `total` units, the time the phase has taken, its average rate and the ETA at that rate.
+/// (The average, not the bar's recent rate: the settling steps report in bursts.)
 fn progress_line(
     now: SystemTime,
     level: &str,
     doing: &str,
     done: u64,
     total: u64,
-    per_sec: f64,
-    eta: Duration,
+    elapsed: Duration,
 ) -> String {
+    let done = done.min(total);
     let percent = if total == 0 {
         100.0
     } else {
-        done.min(total) as f64 * 100.0 / total as f64
+        done as f64 * 100.0 / total as f64
     };
-    // Before the first estimate (nothing done yet, or no rate) the rate and ETA are unknown.
-    let (rate, eta) = if done == 0 || per_sec <= 0.0 {
+    let secs = elapsed.as_secs_f64();
+    // Nothing done yet: no rate, no ETA.
+    let (rate, eta) = if done == 0 || secs <= 0.0 {
         ("–".to_string(), "–".to_string())
     } else {
-        let secs = eta.as_secs();
-        (
-            si(per_sec),
-            format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
-        )
+        let per_sec = done as f64 / secs;
+        let left = ((total - done) as f64 / per_sec).min(1e9);
+        (si(per_sec), clock(Duration::from_secs_f64(left)))
     };
     format!(
-        "{} level {level} {doing}: {percent:.1}% of {}, {rate}/s, eta {eta}",
+        "{} level {level} {doing}: {percent:.1}% of {} after {}, {rate}/s, eta {eta}",
         utc(now),
         si(total as f64),
+        clock(elapsed),
     )
+}
+
+/// A duration as h:mm:ss.
+fn clock(d: Duration) -> String {
+    let secs = d.as_secs();
+    format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 /// `t` as `YYYY-MM-DD hh:mm:ss UTC` (the proleptic Gregorian calendar).
@@ -631,18 +637,17 @@ mod tests {
             at(1_796_166_605),
             "36",
             "settle (step 12)",
-            5_123_456_789,
+            3_564_417_912,
             14_257_671_649,
-            812_345.0,
-            Duration::from_secs(3 * 3600 + 8 * 60 + 12),
+            Duration::from_secs(3600),
         );
         assert_eq!(
             line,
-            "2026-12-01 23:10:05 UTC level 36 settle (step 12): 35.9% of 14.26G, 812.3k/s, eta 3:08:12"
+            "2026-12-01 23:10:05 UTC level 36 settle (step 12): 25.0% of 14.26G after 1:00:00, 990.1k/s, eta 3:00:00"
         );
-        let empty = progress_line(at(0), "0", "write", 0, 0, 0.0, Duration::ZERO);
+        let empty = progress_line(at(0), "0", "write", 0, 0, Duration::ZERO);
         assert!(
-            empty.ends_with("level 0 write: 100.0% of 0, –/s, eta –"),
+            empty.ends_with("level 0 write: 100.0% of 0 after 0:00:00, –/s, eta –"),
             "{empty}"
         );
     }
