@@ -16,7 +16,17 @@
 //!   refined over three passes;
 //! - `residual`: capture positions store their value less the best capture's (≥ 0; any value
 //!   ≤ 0 where a capture achieves it), in the context of the mover's seeds, whether the
-//!   position has a capture, and the previous stored symbol.
+//!   position has a capture, and the previous stored symbol;
+//! - `probe form, …`: what the probe form stores (a don't-care or terminal position stores
+//!   its context's most probable allowed symbol, four passes), in segments of 128 values as it
+//!   codes them, with the entropy and the size of an order-n Huffman code (no length limit)
+//!   under four contexts, each decodable without a lookup:
+//!   - `previous`: the previous stored value in the segment (what coder 2 uses);
+//!   - `capture`: and whether the position has a capturing move (moves only, no lookup);
+//!   - `run back`: and how the stored value one run back (the same board with a seed moved
+//!     from pit 0 to pit 2, `pits[0] + pits[1] + 2` entries earlier, when in the segment)
+//!     compares with the previous one: equal, ±1, ±2, above, below, or absent;
+//!   - `capture, run back`: both.
 
 use std::collections::HashMap;
 
@@ -43,6 +53,121 @@ struct Position {
     value: i8,
     seeds: u8,
     capture: Option<i8>,
+    terminal: bool,
+    /// Entries back to the same board with a seed moved from pit 0 to pit 2 (0: none).
+    run_back: u8,
+}
+
+/// Huffman code lengths of symbol counts (no length limit), by merging the two lightest.
+fn huffman_lengths(counts: &[u64]) -> Vec<u32> {
+    let mut lengths = vec![0u32; counts.len()];
+    let mut nodes: Vec<(u64, Vec<usize>)> = (0..counts.len())
+        .filter(|&s| counts[s] > 0)
+        .map(|s| (counts[s], vec![s]))
+        .collect();
+    if nodes.len() == 1 {
+        lengths[nodes[0].1[0]] = 1;
+    }
+    while nodes.len() > 1 {
+        nodes.sort_by_key(|node| std::cmp::Reverse(node.0));
+        let (wa, a) = nodes.pop().expect("two nodes");
+        let (wb, b) = nodes.pop().expect("two nodes");
+        for &s in a.iter().chain(&b) {
+            lengths[s] += 1;
+        }
+        nodes.push((wa + wb, [a, b].concat()));
+    }
+    lengths
+}
+
+/// The probe form's stored values in segments of 128, under a context of `features` classes
+/// (a function of the position) × the previous stored value × `relations` classes of the
+/// value one run back: (entropy, Huffman bits) per position.
+fn probe_form(
+    positions: &[Position],
+    n: i32,
+    features: usize,
+    feature: &dyn Fn(&Position) -> usize,
+    relations: bool,
+) -> (f64, f64) {
+    let symbols = (2 * n + 1) as usize;
+    let classes = if relations { 8 } else { 1 };
+    let contexts = features * symbols * classes;
+    let mut probability = vec![0.0f64; contexts * symbols];
+    let (mut entropy, mut huffman) = (0.0, 0.0);
+    for pass in 0..4 {
+        let mut counts = vec![0u64; contexts * symbols];
+        for segment in positions.chunks(128) {
+            let mut stored: Vec<usize> = Vec::with_capacity(128);
+            for (k, p) in segment.iter().enumerate() {
+                let prev = stored.last().copied().unwrap_or(n as usize);
+                let back = usize::from(p.run_back);
+                let relation = if !relations {
+                    0
+                } else if back == 0 || back > k {
+                    0
+                } else {
+                    match stored[k - back] as i32 - prev as i32 {
+                        0 => 1,
+                        1 => 2,
+                        -1 => 3,
+                        2 => 4,
+                        -2 => 5,
+                        d if d > 0 => 6,
+                        _ => 7,
+                    }
+                };
+                let c = (feature(p) * symbols + prev) * classes + relation;
+                let ceiling = if p.terminal {
+                    Some(n)
+                } else if p.capture == Some(p.value) {
+                    Some(i32::from(p.value))
+                } else {
+                    None
+                };
+                let x = match ceiling {
+                    None => i32::from(p.value),
+                    Some(top) if pass == 0 => {
+                        let previous = prev as i32 - n;
+                        if previous <= top {
+                            previous
+                        } else {
+                            i32::from(p.value)
+                        }
+                    }
+                    Some(top) => (-n..=top)
+                        .max_by(|&a, &b| {
+                            let row = &probability[c * symbols..];
+                            row[(a + n) as usize].total_cmp(&row[(b + n) as usize])
+                        })
+                        .expect("a non-empty range"),
+                };
+                counts[c * symbols + (x + n) as usize] += 1;
+                stored.push((x + n) as usize);
+            }
+        }
+        let (mut bits, mut coded) = (0.0, 0u64);
+        for c in 0..contexts {
+            let row = &counts[c * symbols..(c + 1) * symbols];
+            let total: u64 = row.iter().sum();
+            let lengths = huffman_lengths(row);
+            for s in 0..symbols {
+                let q = if total == 0 {
+                    0.0
+                } else {
+                    row[s] as f64 / total as f64
+                };
+                probability[c * symbols + s] = q;
+                if row[s] > 0 {
+                    bits -= row[s] as f64 * q.log2();
+                    coded += row[s] * u64::from(lengths[s]);
+                }
+            }
+        }
+        let len = positions.len().max(1) as f64;
+        (entropy, huffman) = (bits / len, coded as f64 / len);
+    }
+    (entropy, huffman)
 }
 
 fn main() {
@@ -62,7 +187,8 @@ fn main() {
         .boards(0..level.size())
         .enumerate()
         .map(|(i, b)| {
-            let capture = match b.outcome(rules) {
+            let outcome = b.outcome(rules);
+            let capture = match outcome {
                 Outcome::Terminal(_) => None,
                 Outcome::Moves(moves) => moves
                     .iter()
@@ -70,10 +196,17 @@ fn main() {
                     .map(|m| levels.move_value(m).expect("lower levels present"))
                     .max(),
             };
+            let pits = b.pits();
             Position {
                 value: table.value(i as u64).expect("a sound table"),
                 seeds: b.mover_seeds() as u8,
                 capture,
+                terminal: matches!(outcome, Outcome::Terminal(_)),
+                run_back: if pits[2] > 0 {
+                    pits[0] + pits[1] + 2
+                } else {
+                    0
+                },
             }
         })
         .collect();
@@ -152,4 +285,16 @@ fn main() {
         seeds(i) << 1 | u64::from(positions[i].capture.is_some())
     });
     println!("  residual          {rs:.3}");
+    let has_capture = |p: &Position| usize::from(p.capture.is_some());
+    for (name, features, relations) in [
+        ("previous", 1, false),
+        ("capture", 2, false),
+        ("run back", 1, true),
+        ("capture, run back", 2, true),
+    ] {
+        let feature: &dyn Fn(&Position) -> usize =
+            if features == 1 { &|_| 0 } else { &has_capture };
+        let (e, h) = probe_form(&positions, n as i32, features, feature, relations);
+        println!("  probe form, {name:18} entropy {e:.3}, Huffman {h:.3}");
+    }
 }
