@@ -102,9 +102,7 @@ fn probe_form(
             for (k, p) in segment.iter().enumerate() {
                 let prev = stored.last().copied().unwrap_or(n as usize);
                 let back = usize::from(p.run_back);
-                let relation = if !relations {
-                    0
-                } else if back == 0 || back > k {
+                let relation = if !relations || back == 0 || back > k {
                     0
                 } else {
                     match stored[k - back] as i32 - prev as i32 {
