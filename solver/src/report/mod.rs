@@ -144,7 +144,6 @@ impl Progress for Bars {
         );
         b.set_prefix(n.to_string());
         b.set_message(name.to_string());
-        // The steady tick also keeps the rate and ETA of a hidden bar current for the log.
         b.enable_steady_tick(Duration::from_millis(200));
         *self.shared.phase.lock().expect("progress lock") = name.to_string();
         *slot = Some(b);
