@@ -35,8 +35,9 @@
 //!
 //! **The probe form** (coder 2) stores a value only where it cannot be recovered from the
 //! lower levels. Where the best capture achieves a position's value, the position is a
-//! *don't-care*: it may store any value up to that one, and the encoder stores whichever has
-//! the shortest code after the previous one. A terminal position's value is the rules', so it
+//! *don't-care*: it may store any value up to that one, and the encoder chooses the stored
+//! values that make each segment's codes the shortest (a shortest-path search over the
+//! segment: a choice is also the next entry's context). A terminal position's value is the rules', so it
 //! may store anything. A reader resolves an entry with a capture search into the lower levels
 //! (see [`crate::Levels`]):
 //!
@@ -54,19 +55,22 @@
 //! in its segment (value 0 for the segment's first). Codes are written least-significant bit
 //! first, bit-reversed, so the decoder reads each with one lookup of the next 11 bits.
 //!
-//! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed) and
-//! decodes on average half a segment, 32 dependent table lookups; the index costs 0.23 bits
+//! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed, the
+//! first time) and decodes on average half a segment, 32 dependent table lookups; the index costs 0.23 bits
 //! per position (an offset, a checksum and 8 segment lengths per block). Segments of 256
 //! values with a checksum each cost 0.19 bits but made probes 4× slower
 //! (`scripts/bench-compress.sh` measures the probe against the plain table).
 //!
-//! Every decode checks the block's checksum, and a whole segment's codes must end on its
-//! last byte: a corrupt block is an error naming the level and the block, never a wrong value.
+//! A block's checksum is checked at its first decode in a process (a bit per block, about
+//! 0.05 % of the table's size in memory, remembers it), and a whole segment's codes must end on
+//! its last byte: a corrupt block is an error naming the level and the block, at every decode,
+//! never a wrong value.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -451,6 +455,41 @@ fn bad_block(path: &Path, seeds: u32, block: u64, what: &str) -> TableError {
     }
 }
 
+/// One bit per block: set once the block's bytes have matched their checksum, so that a
+/// block is hashed at its first decode only (a probe decodes a segment, and hashing its block
+/// took a quarter of a probe's time). A bit is never set for a block that failed: a corrupt
+/// block is an error at every decode.
+struct Checked(Box<[AtomicU64]>);
+
+impl Checked {
+    fn new(blocks: u64) -> Checked {
+        Checked(
+            (0..blocks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+
+    fn get(&self, b: u64) -> bool {
+        self.0[(b / 64) as usize].load(Ordering::Relaxed) & (1 << (b % 64)) != 0
+    }
+
+    fn set(&self, b: u64) {
+        self.0[(b / 64) as usize].fetch_or(1 << (b % 64), Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Debug for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let checked: u32 = self
+            .0
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed).count_ones())
+            .sum();
+        write!(f, "{checked} blocks checked")
+    }
+}
+
 /// An open compressed table (the mapping and its decoder).
 #[derive(Debug)]
 pub struct Compressed {
@@ -458,6 +497,7 @@ pub struct Compressed {
     header: CompressedHeader,
     map: Mmap,
     model: Model,
+    checked: Checked,
 }
 
 impl Compressed {
@@ -497,6 +537,7 @@ impl Compressed {
             header,
             map,
             model,
+            checked: Checked::new(header.blocks()),
         };
         // The last block must end where the data does: a truncated or padded file is caught
         // here, not at the first probe of its end.
@@ -554,16 +595,20 @@ impl Compressed {
         bad_block(&self.path, self.header.seeds, b, what)
     }
 
-    /// The bytes of block `b`, checked against its checksum, with the data after it (the
-    /// decoder reads up to 8 bytes past a code), and its segment lengths.
+    /// The bytes of block `b`, checked against its checksum (at its first decode: see
+    /// [`Checked`]), with the data after it (the decoder reads up to 8 bytes past a code), and
+    /// its segment lengths.
     fn block(&self, b: u64) -> Result<(&[u8], [u8; BLOCK_SEGMENTS]), TableError> {
         let (start, end, sum, lengths) = self.block_span(b);
         let data = &self.map[self.header.data_offset as usize..];
         if end > (data.len() - TAIL) as u64 {
             return Err(self.corrupt(b, "its index entry points outside the data"));
         }
-        if xxh3_64(&data[start as usize..end as usize]) as u32 != sum {
-            return Err(self.corrupt(b, "checksum mismatch"));
+        if !self.checked.get(b) {
+            if xxh3_64(&data[start as usize..end as usize]) as u32 != sum {
+                return Err(self.corrupt(b, "checksum mismatch"));
+            }
+            self.checked.set(b);
         }
         Ok((&data[start as usize..], lengths))
     }
@@ -642,6 +687,22 @@ impl Compressed {
         let o = self.header.index_offset as usize + group as usize * GROUP_RECORD;
         for line in [o, o + 64, o + GROUP_RECORD - 1] {
             prefetch(&self.map[line]);
+        }
+    }
+
+    /// Start loading the bytes of entry `i`'s segment, once its index record has been loaded
+    /// ([`Compressed::prefetch_value`]): the second step of overlapping several lookups' misses.
+    #[inline]
+    pub fn prefetch_segment(&self, i: u64) {
+        let s = i / self.header.form.segment() as u64;
+        let (start, _, _, lengths) = self.block_span(s / BLOCK_SEGMENTS as u64);
+        let k = (s % BLOCK_SEGMENTS as u64) as usize;
+        let from: u64 = lengths[..k].iter().map(|&l| u64::from(l)).sum();
+        let at = self.header.data_offset + start + from;
+        for line in [at, at + 63] {
+            if let Some(b) = self.map.get(line as usize) {
+                prefetch(b);
+            }
         }
     }
 
@@ -810,29 +871,6 @@ const BATCH: u64 = 1 << 24;
 const _: () = assert!(BATCH % Form::Probe.group() as u64 == 0);
 const _: () = assert!(BATCH % Form::SelfContained.group() as u64 == 0);
 
-/// The probe form's choices: for each context and ceiling symbol, the symbol up to the ceiling
-/// with the shortest code (of equal ones, the most frequent in the counts).
-fn choices(symbols: usize, lengths: &[u8], counts: &[u64]) -> Vec<u8> {
-    let mut choose = vec![0u8; symbols * symbols];
-    for c in 0..symbols {
-        let row = c * symbols;
-        let mut best = usize::MAX;
-        for top in 0..symbols {
-            let l = lengths[row + top];
-            let better = |b: usize| {
-                l > 0
-                    && (lengths[row + b] > l
-                        || (lengths[row + b] == l && counts[row + top] > counts[row + b]))
-            };
-            if best == usize::MAX || better(best) {
-                best = top;
-            }
-            choose[row + top] = best as u8;
-        }
-    }
-    choose
-}
-
 /// Code lengths of every context from counts; with `smooth`, every symbol gets a code (the
 /// probe form's model is fitted to a sample, and the encoder may meet any pair).
 fn fit(symbols: usize, counts: &[u64], smooth: bool) -> Vec<u8> {
@@ -847,28 +885,101 @@ fn fit(symbols: usize, counts: &[u64], smooth: bool) -> Vec<u8> {
         .collect()
 }
 
-/// The symbols one segment stores: its values, or for the probe form's free entries the
-/// choice after the previous stored symbol (values already checked to be in range).
-fn segment_symbols<'a>(
+/// The probe form's encoder's view of a model: code lengths per context and symbol
+/// (`lengths[c * symbols + s]`, the code of `s` after `c`), every one non-zero.
+struct Costs {
+    symbols: usize,
+    lengths: Vec<u16>,
+}
+
+impl Costs {
+    /// From code lengths per context and symbol.
+    fn new(symbols: usize, lengths: &[u8]) -> Costs {
+        let lengths = lengths[..symbols * symbols]
+            .iter()
+            .map(|&l| u16::from(l))
+            .collect();
+        Costs { symbols, lengths }
+    }
+}
+
+/// The symbols one segment stores, into `out`: its values or, where the probe form leaves an
+/// entry free (its ceiling is not [`FIXED`]), the symbols that make the segment's codes the
+/// shortest under `costs`, found by a shortest-path search over the segment: the state after
+/// an entry is the symbol it stores, the context of the next one. Values are already checked
+/// to be in range.
+///
+/// ```text
+///   entry      k-1            k
+///   allowed   {v}        or  0..=ceiling       bits(k, s) = min over y of
+///   states     y  ──────────▶  s                bits(k-1, y) + code length of s after y
+/// ```
+///
+/// Every allowed state is reached (every code length is non-zero), and a segment's bits fit
+/// 16 bits (128 codes of at most 11), so the search is a min-plus product whose rows the
+/// compiler vectorises; the path is found afterwards by looking for the step that gave
+/// each state its bits. Of equal paths the one with the lowest symbols wins: the choice is
+/// deterministic.
+fn segment_symbols(
     n: u32,
-    values: &'a [u8],
-    ceilings: Option<&'a [i8]>,
-    choose: &'a [u8],
-) -> impl Iterator<Item = usize> + 'a {
-    let symbols = 2 * n as usize + 1;
-    let mut ctx = n as usize;
-    values.iter().enumerate().map(move |(k, &v)| {
-        let s = (v as i8 as i32 + n as i32) as usize;
-        let s = match ceilings.map(|c| c[k]) {
-            Some(top) if top != FIXED => {
-                let top = (i32::from(top).min(n as i32) + n as i32) as usize;
-                usize::from(choose[ctx * symbols + top])
+    values: &[u8],
+    ceilings: Option<&[i8]>,
+    costs: &Costs,
+    bits: &mut Vec<u16>,
+    out: &mut Vec<usize>,
+) {
+    out.clear();
+    let symbol_of = |v: u8| (v as i8 as i32 + n as i32) as usize;
+    let Some(ceilings) = ceilings else {
+        out.extend(values.iter().map(|&v| symbol_of(v)));
+        return;
+    };
+    let symbols = costs.symbols;
+    // The symbols entry k may store (k = -1: the segment's start, context value 0).
+    let allowed = |k: usize| -> (usize, usize) {
+        if k == usize::MAX {
+            return (n as usize, n as usize);
+        }
+        let top = ceilings[k];
+        if top == FIXED {
+            let s = symbol_of(values[k]);
+            (s, s)
+        } else {
+            (0, (i32::from(top).min(n as i32) + n as i32) as usize)
+        }
+    };
+    // bits[k * symbols + s]: the fewest bits of entries before k that leave state s (row 0:
+    // the start).
+    bits.clear();
+    bits.resize((values.len() + 1) * symbols, 0);
+    let mut reach = allowed(usize::MAX);
+    for k in 0..values.len() {
+        let (lo, hi) = allowed(k);
+        let (row, next) = bits.split_at_mut((k + 1) * symbols);
+        let next = &mut next[lo..=hi];
+        next.fill(u16::MAX);
+        for y in reach.0..=reach.1 {
+            let b = row[k * symbols + y];
+            let after_y = &costs.lengths[y * symbols + lo..=y * symbols + hi];
+            for (x, &c) in next.iter_mut().zip(after_y) {
+                *x = (*x).min(b + c);
             }
-            _ => s,
-        };
-        ctx = s;
-        s
-    })
+        }
+        reach = (lo, hi);
+    }
+    let last = values.len() * symbols;
+    let mut s = (reach.0..=reach.1)
+        .min_by_key(|&s| (bits[last + s], s))
+        .expect("a reached state");
+    out.resize(values.len(), 0);
+    for k in (0..values.len()).rev() {
+        out[k] = s;
+        let (lo, hi) = allowed(k.wrapping_sub(1));
+        let target = bits[(k + 1) * symbols + s];
+        s = (lo..=hi)
+            .find(|&y| bits[k * symbols + y] + costs.lengths[y * symbols + s] == target)
+            .expect("the step that gave the state its bits");
+    }
 }
 
 /// Encode one segment.
@@ -877,12 +988,15 @@ fn encode_segment(
     n: u32,
     values: &[u8],
     ceilings: Option<&[i8]>,
-    choose: &[u8],
+    costs: &Costs,
+    scratch: &mut (Vec<u16>, Vec<usize>),
     bits: &mut Bits,
 ) {
     let symbols = model.symbols;
+    let (search, stored) = scratch;
+    segment_symbols(n, values, ceilings, costs, search, stored);
     let mut ctx = n as usize;
-    for s in segment_symbols(n, values, ceilings, choose) {
+    for &s in stored.iter() {
         let (code, len) = model.encode[ctx * symbols + s];
         debug_assert!(len > 0, "a symbol without a code");
         bits.put(code, len);
@@ -898,9 +1012,10 @@ fn encode_group(
     n: u32,
     group: &[u8],
     ceilings: Option<&[i8]>,
-    choose: &[u8],
+    costs: &Costs,
 ) -> (Vec<u8>, Vec<u8>) {
     let mut bits = Bits::new();
+    let mut scratch = (Vec::new(), Vec::new());
     let mut record = vec![0u8; GROUP_RECORD];
     for (j, block) in group.chunks(form.block()).enumerate() {
         let start = bits.out.len();
@@ -910,7 +1025,7 @@ fn encode_group(
             let from = bits.out.len();
             let at = j * form.block() + k * form.segment();
             let c = ceilings.map(|c| &c[at..at + segment.len()]);
-            encode_segment(model, n, segment, c, choose, &mut bits);
+            encode_segment(model, n, segment, c, costs, &mut scratch, &mut bits);
             let len = u8::try_from(bits.out.len() - from).expect("a segment fits 255 bytes");
             record[56 + BLOCK_SEGMENTS * j + k] = len;
         }
@@ -919,6 +1034,10 @@ fn encode_group(
     }
     (record, bits.out)
 }
+
+/// How many times the probe form's model is refitted to its own shortest codes (the sizes
+/// settle by the fourth: 2.512 bits per position of level 16 after four, 2.524 after three).
+const PROBE_FITS: usize = 4;
 
 /// Groups the probe form's model is fitted to: about 2048 spread over the level.
 fn sample_stride(groups: u64) -> u64 {
@@ -963,8 +1082,9 @@ pub fn compress(
         };
         Ok((buf, ceilings))
     };
-    let count = |values: &[u8], ceilings: Option<&[i8]>, choose: &[u8], first: u64| {
+    let count = |values: &[u8], ceilings: Option<&[i8]>, costs: &Costs, first: u64| {
         let mut k = vec![0u64; symbols * symbols];
+        let (mut search, mut stored) = (Vec::new(), Vec::new());
         for (si, segment) in values.chunks(seg).enumerate() {
             let at = si * seg;
             for (j, &v) in segment.iter().enumerate() {
@@ -972,7 +1092,8 @@ pub fn compress(
             }
             let c = ceilings.map(|c| &c[at..at + segment.len()]);
             let mut ctx = n as usize;
-            for s in segment_symbols(n, segment, c, choose) {
+            segment_symbols(n, segment, c, costs, &mut search, &mut stored);
+            for &s in &stored {
                 k[ctx * symbols + s] += 1;
                 ctx = s;
             }
@@ -984,8 +1105,9 @@ pub fn compress(
         a
     };
 
-    let (lengths, choose) = if form == Form::SelfContained {
+    let lengths = if form == Form::SelfContained {
         // Pass 1: the counts per context (segment by segment, as they will be coded).
+        let no_costs = Costs::new(0, &[]);
         let mut counts = vec![0u64; symbols * symbols];
         for start in (0..entries).step_by(BATCH as usize) {
             let end = (start + BATCH).min(entries);
@@ -993,16 +1115,15 @@ pub fn compress(
             let part = buf
                 .par_chunks(group)
                 .enumerate()
-                .map(|(g, chunk)| count(chunk, None, &[], start + (g * group) as u64))
+                .map(|(g, chunk)| count(chunk, None, &no_costs, start + (g * group) as u64))
                 .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
             counts = add(counts, part);
             progress(0, end);
         }
-        (fit(symbols, &counts, false), Vec::new())
+        fit(symbols, &counts, false)
     } else {
-        // Pass 1: a sample of groups, then the model refitted three times: first to the
-        // previous symbol repeated where an entry is free (where allowed), then to the
-        // choices the last model makes.
+        // Pass 1: a sample of groups, then the model refitted [`PROBE_FITS`] times, each to
+        // the shortest codes of the sample's segments under the last model.
         let stride = sample_stride(groups);
         let sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = (0..groups)
             .step_by(stride as usize)
@@ -1016,29 +1137,24 @@ pub fn compress(
                 Ok((start, v, c))
             })
             .collect::<Result<_, TableError>>()?;
-        let repeat: Vec<u8> = (0..symbols * symbols)
-            .map(|k| {
-                let (ctx, top) = (k / symbols, k % symbols);
-                if ctx <= top {
-                    ctx as u8
-                } else {
-                    top as u8
-                }
-            })
+        // The first model only asks for few changes of symbol: one bit to repeat the
+        // previous symbol, two for any other.
+        let mut lengths: Vec<u8> = (0..symbols * symbols)
+            .map(|k| if k / symbols == k % symbols { 1 } else { 2 })
             .collect();
-        let mut choose = repeat;
-        let mut lengths = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..PROBE_FITS {
+            let costs = Costs::new(symbols, &lengths);
             let counts = sample
                 .par_iter()
-                .map(|(first, v, c)| count(v, c.as_deref(), &choose, *first))
+                .map(|(first, v, c)| count(v, c.as_deref(), &costs, *first))
                 .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
             lengths = fit(symbols, &counts, true);
-            choose = choices(symbols, &lengths, &counts);
         }
-        (lengths, choose)
+        lengths
     };
     let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
+
+    let costs = Costs::new(if form == Form::Probe { symbols } else { 0 }, &lengths);
 
     // Pass 2: encode group by group, in parallel within a batch; the index records go to
     // their place, the data after them in order.
@@ -1083,7 +1199,7 @@ pub fn compress(
                 let c = ceilings
                     .as_deref()
                     .map(|c| &c[g * group..g * group + values.len()]);
-                encode_group(&model, form, n, values, c, &choose)
+                encode_group(&model, form, n, values, c, &costs)
             })
             .collect();
         let first_group = start / group as u64;
@@ -1149,6 +1265,120 @@ pub fn compress(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::SplitMix64;
+
+    /// The bits of a segment's codes under `costs` (the start's context is value 0).
+    fn segment_bits(n: u32, costs: &Costs, stored: &[usize]) -> u32 {
+        let mut ctx = n as usize;
+        stored
+            .iter()
+            .map(|&s| {
+                let l = costs.lengths[ctx * costs.symbols + s];
+                ctx = s;
+                u32::from(l)
+            })
+            .sum()
+    }
+
+    #[test]
+    fn free_entries_store_the_shortest_codes_they_may() {
+        // Against every choice the free entries may make, on small random segments.
+        let mut rng = SplitMix64(23);
+        let (mut search, mut stored) = (Vec::new(), Vec::new());
+        for _ in 0..2000 {
+            let n = 1 + rng.below(3) as u32;
+            let symbols = 2 * n as usize + 1;
+            let lengths: Vec<u8> = (0..symbols * symbols)
+                .map(|_| 1 + rng.below(MAX_CODE_LEN as u64) as u8)
+                .collect();
+            let costs = Costs::new(symbols, &lengths);
+            let len = 1 + rng.below(7) as usize;
+            let values: Vec<u8> = (0..len)
+                .map(|_| (rng.below(symbols as u64) as i32 - n as i32) as i8 as u8)
+                .collect();
+            // Free entries: a ceiling at or above the value (a terminal's may be anything).
+            let ceilings: Vec<i8> = values
+                .iter()
+                .map(|&v| match rng.below(3) {
+                    0 => FIXED,
+                    1 => v as i8,
+                    _ => n as i8 + rng.below(2) as i8,
+                })
+                .collect();
+            segment_symbols(
+                n,
+                &values,
+                Some(&ceilings),
+                &costs,
+                &mut search,
+                &mut stored,
+            );
+            assert_eq!(stored.len(), len);
+            for k in 0..len {
+                let s = stored[k] as i32 - n as i32;
+                if ceilings[k] == FIXED {
+                    assert_eq!(
+                        s,
+                        i32::from(values[k] as i8),
+                        "a fixed entry stores its value"
+                    );
+                } else {
+                    assert!(
+                        s <= i32::from(ceilings[k]),
+                        "a free entry stays under its ceiling"
+                    );
+                }
+            }
+            // The fewest bits over every allowed choice.
+            let mut best = u32::MAX;
+            let mut choice = vec![0usize; len];
+            let options = |k: usize| -> Vec<usize> {
+                if ceilings[k] == FIXED {
+                    vec![(values[k] as i8 as i32 + n as i32) as usize]
+                } else {
+                    (0..=(i32::from(ceilings[k]).min(n as i32) + n as i32) as usize).collect()
+                }
+            };
+            fn walk(
+                k: usize,
+                choice: &mut Vec<usize>,
+                options: &dyn Fn(usize) -> Vec<usize>,
+                score: &dyn Fn(&[usize]) -> u32,
+                best: &mut u32,
+            ) {
+                if k == choice.len() {
+                    *best = (*best).min(score(choice));
+                    return;
+                }
+                for s in options(k) {
+                    choice[k] = s;
+                    walk(k + 1, choice, options, score, best);
+                }
+            }
+            walk(
+                0,
+                &mut choice,
+                &options,
+                &|c| segment_bits(n, &costs, c),
+                &mut best,
+            );
+            assert_eq!(
+                segment_bits(n, &costs, &stored),
+                best,
+                "{values:?} {ceilings:?}"
+            );
+        }
+        // Without ceilings, the values themselves.
+        segment_symbols(
+            2,
+            &[0, 1, 0xfe],
+            None,
+            &Costs::new(0, &[]),
+            &mut search,
+            &mut stored,
+        );
+        assert_eq!(stored, [2, 3, 0]);
+    }
 
     #[test]
     fn code_lengths_are_limited_and_prefix_free() {

@@ -283,15 +283,24 @@ impl Levels {
             Outcome::Terminal(v) => return Ok((v < bound).then_some(v)),
             Outcome::Moves(moves) => moves,
         };
+        // The capturing moves' children, their index records loading while this entry's
+        // segment is decoded (the misses overlap).
+        let mut children = [0u64; 6];
+        for (m, slot) in moves.iter().filter(|m| m.captures > 0).zip(&mut children) {
+            let child = &m.child;
+            *slot = Level::new(child.seeds())
+                .rank(child)
+                .expect("the child of a move has an empty pit in its opponent row");
+            if let Ok(t) = self.require(child.seeds()) {
+                t.prefetch_value(*slot);
+            }
+        }
         let mut best = table.stored(index)?;
         if best >= bound {
             return Ok(None);
         }
-        for m in moves.iter().filter(|m| m.captures > 0) {
+        for (m, &index) in moves.iter().filter(|m| m.captures > 0).zip(&children) {
             let child = &m.child;
-            let index = Level::new(child.seeds())
-                .rank(child)
-                .expect("the child of a move has an empty pit in its opponent row");
             // captures ≤ 48 and best ≥ −48: no overflow.
             let captures = m.captures as i8;
             if let Some(v) = self.lookup_below(child, index, captures - best)? {

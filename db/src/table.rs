@@ -698,6 +698,16 @@ impl Table {
         }
     }
 
+    /// The second step after [`Table::prefetch_value`] for a compressed table: start loading
+    /// the bytes of entry `i`'s segment, whose place the (by now loaded) index record gives.
+    /// Nothing for a plain table. Only a hint.
+    #[inline]
+    pub fn prefetch_segment(&self, i: u64) {
+        if let Store::Compressed(c) = &self.store {
+            c.prefetch_segment(i);
+        }
+    }
+
     /// Entry `i` of a plain table of any width, as an unsigned number (a depth; depth tables
     /// are never compressed).
     #[inline]

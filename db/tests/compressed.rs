@@ -214,6 +214,8 @@ fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
         err.contains("level 9, block 5") && err.contains("corrupt"),
         "{err}"
     );
+    // Still an error at the next decode: a failed block is never remembered as checked.
+    assert!(t.value(in_block).is_err());
     let err = t.check_blocks().unwrap_err().to_string();
     assert!(err.contains("block 5"), "{err}");
     assert!(t.verify().is_err());

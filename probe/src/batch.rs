@@ -202,6 +202,12 @@ fn answer_values(
             }
         }
         let answered = failure.as_ref().map_or(group.len(), |f| f.0);
+        // A compressed table's segments, now that their index records are in cache.
+        for (board, i) in entries.iter().take(answered).flatten() {
+            if let Ok(table) = db.levels().require(board.seeds()) {
+                table.prefetch_segment(*i);
+            }
+        }
         for (v, entry) in values.iter_mut().zip(entries).take(answered) {
             if let Some((board, i)) = entry {
                 *v = Some(db.levels().lookup(&board, i)?);

@@ -314,6 +314,12 @@ impl Database {
                     None => *o = self.db.value(&board).map_err(RowError::Db)?,
                 }
             }
+            // A compressed table's segments, now that their index records are in cache.
+            for (board, i) in entries.iter().flatten() {
+                if let Ok(table) = levels.require(board.seeds()) {
+                    table.prefetch_segment(*i);
+                }
+            }
             for (o, entry) in out.iter_mut().zip(entries) {
                 if let Some((board, i)) = entry {
                     *o = levels.lookup(&board, i).map_err(RowError::Db)?;
