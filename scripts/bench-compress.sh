@@ -16,6 +16,8 @@
 #   PROBE_FORM=1                   compress to the probe form (`compress --probe`); the build
 #                                  section is then skipped (the builder needs self-contained
 #                                  lower levels)
+#   ESTIMATE=1                     sizes only estimated from a sample of each level
+#                                  (`compress --estimate`, seconds a level): nothing written
 #   N=1000000 PROBE_MAX=24 RUNS=3 BUILD_LEVEL=24 PYTHON=python3 SERVE_SECONDS=10
 set -euo pipefail
 DB=${1:?usage: scripts/bench-compress.sh DB OUT}
@@ -51,7 +53,8 @@ if has sizes; then
   stones=$STONES
   : > "$WORK/sizes"
   for n in $stones; do
-    /usr/bin/time -f "%M" -o "$WORK/rss" "$BIN" compress --db "$DB" --out "$OUT" --stones "$n" $FORM_FLAG | grep '^level' | tee -a "$WORK/sizes"
+    if [ -n "${ESTIMATE:-}" ]; then WHERE=(--estimate); else WHERE=(--out "$OUT"); fi
+    /usr/bin/time -f "%M" -o "$WORK/rss" "$BIN" compress --db "$DB" "${WHERE[@]}" --stones "$n" $FORM_FLAG | grep '^level' | tee -a "$WORK/sizes"
     echo "  (peak RSS $(( $(cat "$WORK/rss") / 1024 )) MiB)"
     if [ -n "${DISCARD_FROM:-}" ] && [ "$n" -ge "$DISCARD_FROM" ]; then
       rm -f "$OUT/level-$(printf %02d "$n").cvalues"
@@ -61,7 +64,7 @@ if has sizes; then
 import re, sys
 rows = []
 for line in open(sys.argv[1]):
-    m = re.match(r"level\s+(\d+) compressed: (\d+) positions, (\d+) bytes", line)
+    m = re.match(r"level\s+(\d+) (?:compressed|estimated): (\d+) positions, (\d+) bytes", line)
     if m:
         rows.append(tuple(int(x) for x in m.groups()))
 if not rows:

@@ -1059,6 +1059,36 @@ pub fn compress(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
+    run(path, rules, seeds, read, free, progress, false)
+}
+
+/// What [`compress`] would write, without writing: the model fitted to a sample of about
+/// 2048 groups spread over the level (as the probe form's always is), those groups encoded,
+/// and their bytes scaled to the level (the header, model and index counted exactly). Within
+/// a few tenths of a percent of the real size where both were measured (docs/performance.md),
+/// in seconds rather than the minutes or hours of a level. `path` names the level in errors;
+/// `progress` is told pass 0 only.
+pub fn estimate(
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    read: &ReadValues<'_>,
+    free: Option<&ReadFreedom<'_>>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+) -> Result<CompressedSize, TableError> {
+    run(path, rules, seeds, read, free, progress, true)
+}
+
+/// [`compress`], or with `estimate_only` [`estimate`].
+fn run(
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    read: &ReadValues<'_>,
+    free: Option<&ReadFreedom<'_>>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+    estimate_only: bool,
+) -> Result<CompressedSize, TableError> {
     let entries = level_size(seeds);
     let n = seeds;
     let symbols = 2 * n as usize + 1;
@@ -1105,7 +1135,8 @@ pub fn compress(
         a
     };
 
-    let lengths = if form == Form::SelfContained {
+    let mut sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = Vec::new();
+    let lengths = if form == Form::SelfContained && !estimate_only {
         // Pass 1: the counts per context (segment by segment, as they will be coded).
         let no_costs = Costs::new(0, &[]);
         let mut counts = vec![0u64; symbols * symbols];
@@ -1125,7 +1156,7 @@ pub fn compress(
         // Pass 1: a sample of groups, then the model refitted [`PROBE_FITS`] times, each to
         // the shortest codes of the sample's segments under the last model.
         let stride = sample_stride(groups);
-        let sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = (0..groups)
+        sample = (0..groups)
             .step_by(stride as usize)
             .collect::<Vec<_>>()
             .par_iter()
@@ -1138,28 +1169,45 @@ pub fn compress(
             })
             .collect::<Result<_, TableError>>()?;
         // The first model only asks for few changes of symbol: one bit to repeat the
-        // previous symbol, two for any other.
+        // previous symbol, two for any other. (The self-contained form, fitted to a sample
+        // for an estimate, has no choices to make: one count.)
         let mut lengths: Vec<u8> = (0..symbols * symbols)
             .map(|k| if k / symbols == k % symbols { 1 } else { 2 })
             .collect();
-        for _ in 0..PROBE_FITS {
+        let fits = if form == Form::Probe { PROBE_FITS } else { 1 };
+        for _ in 0..fits {
             let costs = Costs::new(symbols, &lengths);
             let counts = sample
                 .par_iter()
                 .map(|(first, v, c)| count(v, c.as_deref(), &costs, *first))
                 .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
-            lengths = fit(symbols, &counts, true);
+            lengths = fit(symbols, &counts, form == Form::Probe);
         }
         lengths
     };
     let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
 
     let costs = Costs::new(if form == Form::Probe { symbols } else { 0 }, &lengths);
+    let index_offset = (HEADER_LEN + lengths.len()) as u64;
+    let data_offset = index_offset + groups * GROUP_RECORD as u64;
+
+    if estimate_only {
+        let (sampled, bytes) = sample
+            .par_iter()
+            .map(|(_, v, c)| {
+                let (_, data) = encode_group(&model, form, n, v, c.as_deref(), &costs);
+                (v.len() as u64, data.len() as u64)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let data = (bytes as f64 * entries as f64 / sampled.max(1) as f64).round() as u64;
+        return Ok(CompressedSize {
+            entries,
+            bytes: data_offset + data + TAIL as u64,
+        });
+    }
 
     // Pass 2: encode group by group, in parallel within a batch; the index records go to
     // their place, the data after them in order.
-    let index_offset = (HEADER_LEN + lengths.len()) as u64;
-    let data_offset = index_offset + groups * GROUP_RECORD as u64;
     let mut header = CompressedHeader {
         form,
         rules,

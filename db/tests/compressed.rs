@@ -321,3 +321,49 @@ fn truncated_and_wrong_headers_are_refused_on_open() {
     assert!(err.contains("rule set mismatch"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn an_estimate_is_the_size_where_the_sample_is_the_whole_level_and_near_it_elsewhere() {
+    let d = temp("estimate");
+    // Levels 11 (every group sampled, both forms) and 17 (every second group of the
+    // self-contained form, every group of the probe form's 8192-value ones).
+    for (n, exact) in [(11, true), (17, false)] {
+        let values = synthetic(n, 3 + u64::from(n));
+        let mut rng = SplitMix64(9);
+        let ceilings: Vec<i8> = values
+            .iter()
+            .map(|&v| match rng.below(3) {
+                0 => v as i8,
+                _ => compressed::FIXED,
+            })
+            .collect();
+        let read = |from: u64, buf: &mut [u8]| {
+            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+            Ok(())
+        };
+        let free = |from: u64, _: &[u8], out: &mut [i8]| {
+            out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
+            Ok(())
+        };
+        for probe in [false, true] {
+            let free: Option<&compressed::ReadFreedom<'_>> = if probe { Some(&free) } else { None };
+            let path = d.join(format!("level-{n:02}-{probe}.cvalues"));
+            let real = compress(&path, Rules::Awari, n, &read, free, &|_, _| {}).unwrap();
+            let estimate =
+                compressed::estimate(&path, Rules::Awari, n, &read, free, &|_, _| {}).unwrap();
+            assert_eq!(estimate.entries, real.entries);
+            if exact || probe {
+                assert_eq!(estimate.bytes, real.bytes, "level {n}, probe form {probe}");
+            } else {
+                let ratio = estimate.bytes as f64 / real.bytes as f64;
+                assert!((ratio - 1.0).abs() < 0.005, "level {n}: {ratio}");
+                assert_ne!(
+                    estimate.bytes, real.bytes,
+                    "level {n}: a sample, not the level"
+                );
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -34,6 +34,8 @@ pub struct CompressReport {
     pub bytes: u64,
     /// Seconds it took (`None`: it was already compressed and is kept).
     pub seconds: Option<f64>,
+    /// Whether `bytes` is an estimate from a sample (`compress --estimate`): nothing written.
+    pub estimated: bool,
 }
 
 impl CompressReport {
@@ -115,6 +117,18 @@ pub fn compress_table(
     path: &Path,
     progress: &dyn Progress,
 ) -> Result<CompressReport, TableError> {
+    run_table(source, lower, path, progress, false)
+}
+
+/// [`compress_table`] or, with `estimate_only`, its size estimated from a sample of the level
+/// ([`compressed::estimate`]), nothing written (`path` then only names the level in errors).
+fn run_table(
+    source: &Table,
+    lower: Option<&Levels>,
+    path: &Path,
+    progress: &dyn Progress,
+    estimate_only: bool,
+) -> Result<CompressReport, TableError> {
     let h = *source.header();
     let n = h.seeds;
     let free = |start: u64, values: &[u8], out: &mut [i8]| {
@@ -131,7 +145,11 @@ pub fn compress_table(
     let pass = AtomicU8::new(u8::MAX);
     let done = AtomicU64::new(0);
     const NAMES: [&str; 3] = ["count", "encode", "check"];
-    let size = compressed::compress(
+    let size = if estimate_only {
+        compressed::estimate
+    } else {
+        compressed::compress
+    }(
         path,
         h.rules,
         h.seeds,
@@ -158,7 +176,60 @@ pub fn compress_table(
         source_bytes: source.file_len(),
         bytes: size.bytes,
         seconds: Some(start.elapsed().as_secs_f64()),
+        estimated: estimate_only,
     })
+}
+
+/// What compressing levels `stones` (default: every level present) of `source` in `form`
+/// would take, each estimated from a sample of about 2048 groups of the level: nothing is
+/// written. Calls `on_level` after each.
+pub fn estimate_db(
+    source: &Levels,
+    stones: &[u32],
+    form: Form,
+    progress: &dyn Progress,
+    mut on_level: impl FnMut(&CompressReport),
+) -> Result<Vec<CompressReport>, CompressError> {
+    let mut reports = Vec::new();
+    for n in chosen_levels(source, stones) {
+        let table = source.require(n)?;
+        let probe = form == Form::Probe;
+        if probe {
+            require_capture_levels(source, n)?;
+        }
+        progress.level(n, table.header().entries);
+        let report = run_table(
+            table,
+            probe.then_some(source),
+            &compressed_path(source.dir(), n),
+            progress,
+            true,
+        )?;
+        on_level(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// The levels a run takes: `stones` that can exist, or every level present.
+fn chosen_levels(source: &Levels, stones: &[u32]) -> Vec<u32> {
+    if stones.is_empty() {
+        source.present().collect()
+    } else {
+        stones
+            .iter()
+            .copied()
+            .filter(|&n| level_exists(n))
+            .collect()
+    }
+}
+
+/// The probe form's capture search reads every level a capture from level `n` reaches.
+fn require_capture_levels(source: &Levels, n: u32) -> Result<(), DbError> {
+    for s in (0..n.saturating_sub(1)).filter(|&s| level_exists(s)) {
+        source.require(s)?;
+    }
+    Ok(())
 }
 
 /// Compress levels `stones` (default: every level present) of `source` into directory `out`
@@ -186,17 +257,8 @@ pub fn compress_db(
     }
     // The output's own tables must be of the same rule set.
     Levels::open(out, Some(source.rules()))?;
-    let levels: Vec<u32> = if stones.is_empty() {
-        source.present().collect()
-    } else {
-        stones
-            .iter()
-            .copied()
-            .filter(|&n| level_exists(n))
-            .collect()
-    };
     let mut reports = Vec::new();
-    for n in levels {
+    for n in chosen_levels(source, stones) {
         let table = source.require(n)?;
         let path = compressed_path(out, n);
         let expect = Expect {
@@ -205,10 +267,7 @@ pub fn compress_db(
             content: None,
         };
         if form == Form::Probe {
-            // Its capture search reads every level a capture reaches.
-            for s in (0..n.saturating_sub(1)).filter(|&s| level_exists(s)) {
-                source.require(s)?;
-            }
+            require_capture_levels(source, n)?;
         }
         let probe = form == Form::Probe;
         let report = match Table::open(&path, expect) {
@@ -218,6 +277,7 @@ pub fn compress_db(
                 source_bytes: table.file_len(),
                 bytes: kept.file_len(),
                 seconds: None,
+                estimated: false,
             },
             _ => {
                 progress.level(n, table.header().entries);

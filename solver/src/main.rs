@@ -135,6 +135,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             stones,
             probe,
+            estimate,
             threads,
         } => {
             set_threads(threads)?;
@@ -146,13 +147,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 awari_db::compressed::Form::SelfContained
             };
-            let reports =
-                awari_solver::compress::compress_db(&source, &out, &stones, form, &bars, |r| {
-                    if let Some(b) = bars.current() {
-                        b.finish_and_clear();
-                    }
-                    report::print_compressed(r);
-                })?;
+            let on_level = |r: &awari_solver::compress::CompressReport| {
+                if let Some(b) = bars.current() {
+                    b.finish_and_clear();
+                }
+                report::print_compressed(r);
+            };
+            let reports = match out {
+                Some(out) if !estimate => awari_solver::compress::compress_db(
+                    &source, &out, &stones, form, &bars, on_level,
+                )?,
+                _ => awari_solver::compress::estimate_db(&source, &stones, form, &bars, on_level)?,
+            };
             report::print_compress_total(&reports, start.elapsed().as_secs_f64());
             Ok(())
         }

@@ -347,8 +347,13 @@ pub fn print_compressed(r: &CompressReport) {
         None => "kept (already compressed)".to_string(),
     };
     println!(
-        "level {:>2} compressed: {} positions, {} bytes, {:.3} bits per position, {how}",
+        "level {:>2} {}: {} positions, {} bytes, {:.3} bits per position, {how}",
         r.level,
+        if r.estimated {
+            "estimated"
+        } else {
+            "compressed"
+        },
         r.entries,
         r.bytes,
         r.bits_per_position()
@@ -360,8 +365,13 @@ pub fn print_compress_total(reports: &[CompressReport], seconds: f64) {
     let entries: u64 = reports.iter().map(|r| r.entries).sum();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
     let source_bytes: u64 = reports.iter().map(|r| r.source_bytes).sum();
+    let estimated = if reports.iter().any(|r| r.estimated) {
+        " (estimated from samples, nothing written)"
+    } else {
+        ""
+    };
     println!(
-        "total: {} levels, {entries} positions, {bytes} bytes ({:.3} bits per position, {:.1}× smaller) in {seconds:.2} s",
+        "total{estimated}: {} levels, {entries} positions, {bytes} bytes ({:.3} bits per position, {:.1}× smaller) in {seconds:.2} s",
         reports.len(),
         8.0 * bytes as f64 / entries.max(1) as f64,
         source_bytes as f64 / bytes.max(1) as f64,

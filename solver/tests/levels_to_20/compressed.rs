@@ -9,7 +9,7 @@ use std::path::Path;
 use awari_db::compressed::Form;
 use awari_db::{compressed_path, level_exists, level_path, raw_path, Levels, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
-use awari_solver::compress::compress_db;
+use awari_solver::compress::{compress_db, estimate_db};
 use awari_solver::verify::verify_level_streamed;
 use awari_solver::Silent;
 
@@ -53,6 +53,23 @@ fn compress_round_trips_every_level_to_20() {
         for r in reports.iter().filter(|r| r.level >= 12) {
             assert!(r.bits_per_position() < 4.0, "{rules}: {r:?}");
         }
+        // An estimate writes nothing and is the size where it samples every group (up to
+        // level 16), within half a percent above.
+        let estimates = estimate_db(&plain, &[], Form::SelfContained, &Silent, |_| {}).unwrap();
+        for (e, r) in estimates.iter().zip(&reports) {
+            assert!(e.estimated && e.level == r.level && e.entries == r.entries);
+            if r.level <= 16 {
+                assert_eq!(e.bytes, r.bytes, "{rules} level {}", r.level);
+            } else {
+                let ratio = e.bytes as f64 / r.bytes as f64;
+                assert!(
+                    (ratio - 1.0).abs() < 0.005,
+                    "{rules} level {}: {ratio}",
+                    r.level
+                );
+            }
+        }
+        assert!(!compressed_path(plain.dir(), TOP).exists());
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
@@ -103,6 +120,11 @@ fn the_probe_form_resolves_to_the_plain_values() {
         }
         for r in reports.iter().filter(|r| r.level >= 12) {
             assert!(r.bits_per_position() < 3.2, "{rules}: {r:?}");
+        }
+        // Its estimate, sampling every group at these levels, is its size.
+        let estimates = estimate_db(&plain, &stones, Form::Probe, &Silent, |_| {}).unwrap();
+        for (e, r) in estimates.iter().zip(&reports) {
+            assert_eq!((e.level, e.bytes), (r.level, r.bytes), "{rules}");
         }
         // Kept on a rerun.
         let again = compress_db(&plain, &out, &stones, Form::Probe, &Silent, |_| {}).unwrap();
