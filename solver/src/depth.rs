@@ -1,8 +1,8 @@
-//! Depth to conversion: what the `level-NN.depth` tables hold.
+//! Depth to conversion: what the `level-NN.depth` tables hold, and the compact algorithm that
+//! computes them from a level's values.
 //!
 //! The depth of a position is the number of plies, with perfect play, until its value is
 //! *converted*: until a capture or the end of the game, after which the lower levels take over.
-//! It is the breadth-first wave in which the builder settles the position:
 //!
 //! | position | depth |
 //! |---|---|
@@ -21,3 +21,1065 @@
 //! Entries are one byte when the level's largest depth is below 256, otherwise two (u16 LE);
 //! the header's "bytes per entry" says which. Depths never saturate: a level whose depth
 //! exceeded 65535 would fail to build.
+//!
+//! # The compact algorithm
+//!
+//! The depths follow from the values alone: a quiet child `c` of `p` is value-optimal exactly
+//! when `value(c) = −value(p)`, so each value class ±v is a breadth-first search of its own,
+//! and all of them run together, wave by wave. [`DepthPass`] computes a level's depths from
+//! its values table and the lower levels in 2 bits of RAM per position (0.25 bytes, under 0.33
+//! in all), with the level's values read from their (memory-mapped) table:
+//!
+//! ```text
+//!  RAM: 2 bits a position          disk: level-NN.dwave-KKKK, one file per wave k
+//!  +-------+------------------+    +--------------------------------------------------+
+//!  | 0 open| no depth yet     |    | per chunk of 2^20 positions, in chunk order: the |
+//!  | 1 new | depth k+1, found |    | offsets of the positions at depth k (the seed-   |
+//!  |       | by wave k        |    | record format of the two-bit builder)            |
+//!  | 2 done| depth ≤ k        |    +--------------------------------------------------+
+//!  +-------+------------------+    level-NN.dresume: where the pass stands
+//! ```
+//!
+//! 1. **Wave 0**, in buckets of the level (the state is not allocated yet): the exits of the
+//!    bucket are computed as the builders do (terminal values, and the lower levels streamed
+//!    in index order and un-captured, see [`crate::exits`]); a won position whose exit equals
+//!    its value, and a lost one with no quiet child of the opposite value, have depth 0. They
+//!    are written to wave file 0, and a checkpoint follows each bucket.
+//! 2. **Waves.** Every position of wave k is un-moved into its predecessors q with
+//!    `value(q) = −value(p)`: a lost p makes an open q (won) *new*; a won p makes an open q
+//!    (lost) new if every quiet child of q with value `value(p)` is *done* (a loss test that
+//!    re-reads the children, as the two-bit builder's does). A child found by this same wave is
+//!    *new*, not done, so a loser is found at 1 + the largest depth of its children exactly.
+//!    Then the new positions become done and are written, in index order, to wave file k+1:
+//!    its name is the checkpoint (written to `.tmp`, synced, renamed).
+//! 3. **The table**: the wave files merged in index order into `level-NN.depth`.
+//!
+//! Positions never reached (draws, and in a false table any won or lost position on a cycle)
+//! stay open: a won or lost position left open has no finite depth, so its value is not
+//! proven, and the pass reports it ([`DepthReport::unproven`]) instead of writing a table.
+//!
+//! **Resuming.** A killed pass restarts from its last checkpoint: in wave 0, at the last
+//! bucket (the wave file is cut back to the length the checkpoint records); in the waves, the
+//! done states are read back from the wave files written (0..=k) and wave k is propagated
+//! again, which finds the same new positions. So a kill loses at most one bucket or one wave.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use awari_db::table::{rename_into_place, tmp_path};
+use awari_db::{
+    depth_path, level_size, Board, DbError, Header, Level, Levels, QuietMoves, Rules, Table,
+    TableError, TableWriter,
+};
+use rayon::prelude::*;
+
+use crate::exits::{forward, CaptureStream, ExitsStats};
+use crate::lowmem::LowMemoryBuilder;
+use crate::progress::Progress;
+use crate::settle::{seed_boards, NO_EXIT};
+use crate::state::StateArray;
+use crate::sys;
+use crate::twobit::{decode_seeds, encode_seeds, for_bits64};
+
+/// Positions per chunk: the unit of the wave records (as the two-bit builder's).
+const CHUNK: u64 = 1 << 20;
+/// Positions per state word.
+const PER_WORD: u64 = 32;
+/// Positions per bit of the map of blocks holding new positions.
+const BLOCK: u64 = 2048;
+/// Chunks collected (or merged into the table) together, in parallel.
+const WINDOW: u64 = 32;
+/// Bytes of wave records propagated together.
+const WAVE_BATCH: usize = 4 << 20;
+/// Wave entries whose predecessors are generated together (their misses overlap).
+const BATCH: usize = 32;
+/// Fixed memory besides the per-position parts.
+const FIXED: u64 = 32 << 20;
+/// The most exit buckets (passes over the lower levels) wave 0 makes.
+const MAX_PASSES: u64 = 16;
+/// Exit bytes held at most, per position of the level (as the two-bit builder's exits).
+const EXITS_BYTES_PER_POSITION: f64 = 0.32;
+
+const OPEN: u64 = 0;
+const NEW: u64 = 1;
+const DONE: u64 = 2;
+/// Bit 0 of every 2-bit lane.
+const LOW_LANES: u64 = 0x5555_5555_5555_5555;
+
+/// Why a depth pass stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum DepthError {
+    /// A level it needs is missing or unreadable.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// A table or work file could not be read or written.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// The state could not be allocated.
+    #[error("cannot allocate the depth pass's state: {0}")]
+    Alloc(std::io::Error),
+    /// More waves than a depth entry can count.
+    #[error("level {level}: a depth to conversion exceeds 65535 plies, more than a depth table can hold")]
+    TooDeep {
+        /// The level.
+        level: u32,
+    },
+    /// Won or lost positions that no wave reached: their values are not those of the game.
+    #[error("level {level}: {count} won or lost position(s) have no finite depth to conversion, so their values are not proven (first: index {index}, board {board}, stored value {value}); no depth table written")]
+    Unproven {
+        /// The level.
+        level: u32,
+        /// How many.
+        count: u64,
+        /// The first one's index.
+        index: u64,
+        /// Its board.
+        board: Board,
+        /// Its stored value.
+        value: i8,
+    },
+    /// The level's values are in the probe form, which only a capture search resolves.
+    #[error("{}: level {seeds} is in the probe form; compute depths from plain or self-contained compressed values", path.display())]
+    ProbeForm {
+        /// The file.
+        path: PathBuf,
+        /// The level.
+        seeds: u32,
+    },
+}
+
+/// A won or lost position without a finite depth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unproven {
+    /// Its index.
+    pub index: u64,
+    /// Its board.
+    pub board: Board,
+    /// Its stored value.
+    pub value: i8,
+}
+
+/// What a depth pass found.
+#[derive(Clone, Debug)]
+pub struct DepthReport {
+    /// The level.
+    pub level: u32,
+    /// Its largest depth.
+    pub max_depth: u16,
+    /// Positions per depth (index d: depth d), over the whole level; depth 0 holds the draws
+    /// and the positions that convert at once, and not the unproven ones.
+    pub histogram: Vec<u64>,
+    /// Drawn positions (all of depth 0).
+    pub draws: u64,
+    /// Won or lost positions without a finite depth (none in a table of the game's values).
+    pub unproven: u64,
+    /// The first of them, by index.
+    pub examples: Vec<Unproven>,
+    /// Seconds over all runs (each up to its last checkpoint, this one to its end).
+    pub seconds: f64,
+    /// Its exits phase (wave 0), over all runs.
+    pub exits: ExitsStats,
+    /// Where this run resumed: `Some(None)` in wave 0, `Some(Some(k))` after wave k.
+    pub resumed: Option<Option<u32>>,
+    /// Bytes of wave files written (this run).
+    pub wave_bytes: u64,
+    /// The depth table written, when one was.
+    pub table: Option<PathBuf>,
+}
+
+/// Where a depth pass stands, as its checkpoint records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Wave 0 holds the positions `0..done`, in its first `bytes` bytes.
+    Seeds { done: u64, bytes: u64 },
+    /// Wave files 0..=k are complete.
+    Waves { complete: u32 },
+}
+
+/// What carried over from earlier runs.
+#[derive(Clone, Copy, Debug, Default)]
+struct Carried {
+    seconds: f64,
+    exits_seconds: f64,
+    exits_read: u64,
+    passes: u32,
+    resumes: u32,
+}
+
+/// The work files of level `n`'s depth pass in `dir`: the checkpoint, and wave file `k`.
+pub fn resume_path(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!("level-{n:02}.dresume"))
+}
+
+fn wave_path(dir: &Path, n: u32, k: u32) -> PathBuf {
+    dir.join(format!("level-{n:02}.dwave-{k:04}"))
+}
+
+/// Remove the work files of level `n`'s depth pass in `dir`.
+pub fn remove_work_files(dir: &Path, n: u32) {
+    let _ = std::fs::remove_file(resume_path(dir, n));
+    let _ = std::fs::remove_file(tmp_path(&resume_path(dir, n)));
+    for k in 0.. {
+        let p = wave_path(dir, n, k);
+        let _ = std::fs::remove_file(tmp_path(&p));
+        if std::fs::remove_file(&p).is_err() && k > 0 {
+            break;
+        }
+    }
+}
+
+/// RAM the depth pass of level `n` needs at least: the state (2 bits a position), the block
+/// map, and its fixed part; wave 0's buckets are sized to what is left.
+pub fn memory_needed(n: u32) -> u64 {
+    let size = level_size(n);
+    size.div_ceil(PER_WORD) * 8 + size.div_ceil(BLOCK * 64) * 8 + FIXED
+}
+
+/// Positions per wave-0 bucket within `budget` bytes (`None`: no limit): one exit byte per
+/// position, at most [`EXITS_BYTES_PER_POSITION`] of the level, in whole chunks, at least
+/// 1/[`MAX_PASSES`] of it.
+pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
+    let size = level_size(n);
+    let cap = ((size as f64 * EXITS_BYTES_PER_POSITION) as u64).max(memory_needed(n));
+    let left = budget.map_or(cap, |b| b.min(cap)).saturating_sub(FIXED);
+    let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
+    (left / CHUNK * CHUNK).clamp(min, size.div_ceil(CHUNK).max(1) * CHUNK)
+}
+
+/// The values of the level, read at random.
+enum Values<'a> {
+    Plain(&'a [u8]),
+    Table(&'a Table, Mutex<Option<TableError>>),
+}
+
+impl Values<'_> {
+    #[inline]
+    fn get(&self, i: u64) -> i8 {
+        match self {
+            Values::Plain(d) => d[i as usize] as i8,
+            Values::Table(t, failed) => t.value(i).unwrap_or_else(|e| {
+                failed.lock().expect("no panic holds it").get_or_insert(e);
+                0
+            }),
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, i: u64) {
+        match self {
+            Values::Plain(d) => crate::state::prefetch_line(&d[i as usize]),
+            Values::Table(t, _) => t.prefetch_value(i),
+        }
+    }
+
+    fn take_error(&self) -> Result<(), TableError> {
+        match self {
+            Values::Plain(_) => Ok(()),
+            Values::Table(_, failed) => match failed.lock().expect("no panic holds it").take() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// The depth pass of one level (see the module documentation).
+pub struct DepthPass<'a> {
+    level: Level,
+    rules: Rules,
+    values: Values<'a>,
+    stream: CaptureStream<'a>,
+    /// Where the work files (and the table, when written) go.
+    out: PathBuf,
+    bucket: u64,
+    state: Option<StateArray<AtomicU64>>,
+    blocks: Vec<AtomicU64>,
+    stage: Stage,
+    carried: Carried,
+    started: Instant,
+    resumed: Option<Option<u32>>,
+    wave_bytes: AtomicU64,
+}
+
+impl<'a> DepthPass<'a> {
+    /// Prepare the depth pass of level `n` of `levels` (which must hold it and its lower
+    /// levels), its work files in `out`, wave 0 in buckets of `bucket` positions (see
+    /// [`exit_bucket`]); it resumes from a checkpoint in `out` if there is a valid one.
+    pub fn open(
+        levels: &'a Levels,
+        n: u32,
+        out: &Path,
+        bucket: u64,
+    ) -> Result<DepthPass<'a>, DepthError> {
+        let table = levels.require(n)?;
+        if table.is_probe_form() {
+            return Err(DepthError::ProbeForm {
+                path: table.path().to_path_buf(),
+                seeds: n,
+            });
+        }
+        let values = match table.plain() {
+            Some(d) => Values::Plain(d),
+            None => Values::Table(table, Mutex::new(None)),
+        };
+        let rules = levels.rules();
+        let stream = CaptureStream::new(n, rules, levels)?;
+        let level = Level::new(n);
+        let blocks = (0..level.size().div_ceil(BLOCK * 64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let mut pass = DepthPass {
+            level,
+            rules,
+            values,
+            stream,
+            out: out.to_path_buf(),
+            bucket: bucket.clamp(1, level.size().max(1)).div_ceil(CHUNK) * CHUNK,
+            state: None,
+            blocks,
+            stage: Stage::Seeds { done: 0, bytes: 0 },
+            carried: Carried::default(),
+            started: Instant::now(),
+            resumed: None,
+            wave_bytes: AtomicU64::new(0),
+        };
+        match pass.read_checkpoint() {
+            Ok(Some((stage, carried))) => {
+                pass.stage = stage;
+                pass.carried = carried;
+                pass.carried.resumes += 1;
+                pass.resumed = Some(match stage {
+                    Stage::Seeds { .. } => None,
+                    Stage::Waves { complete } => Some(complete),
+                });
+            }
+            Ok(None) => remove_work_files(out, n),
+            Err(why) => {
+                eprintln!("level {n}: depth pass starting afresh: {why}");
+                remove_work_files(out, n);
+            }
+        }
+        Ok(pass)
+    }
+
+    /// Run the pass to its end. With `write`, the depth table `level-NN.depth` is written into
+    /// the output directory (only when every won or lost position has a depth: else
+    /// [`DepthError::Unproven`]); without, only the report is made (`verify --prove`). The work
+    /// files are removed at the end.
+    pub fn run(
+        mut self,
+        write: bool,
+        keep: usize,
+        progress: &dyn Progress,
+    ) -> Result<DepthReport, DepthError> {
+        let n = self.level.seeds();
+        if let Stage::Seeds { done, bytes } = self.stage {
+            let t = Instant::now();
+            let read0 = sys::read_bytes();
+            let passes = self.wave_zero(done, bytes, progress)?;
+            self.carried.exits_seconds += t.elapsed().as_secs_f64();
+            if let (Some(a), Some(b)) = (read0, sys::read_bytes()) {
+                self.carried.exits_read += b.saturating_sub(a);
+            }
+            self.carried.passes += passes;
+            self.stage = Stage::Waves { complete: 0 };
+            self.write_checkpoint()?;
+        }
+        let Stage::Waves { complete } = self.stage else {
+            unreachable!("wave 0 is done")
+        };
+        let state = StateArray::new(self.level.size().div_ceil(PER_WORD) as usize)
+            .map_err(DepthError::Alloc)?;
+        self.state = Some(state);
+        progress.phase("waves", self.level.size());
+        let mut histogram = Vec::new();
+        for k in 0..=complete {
+            histogram.push(self.mark_done(k)?);
+        }
+        progress.advance(histogram.iter().sum());
+        let mut k = complete;
+        loop {
+            progress.message(&format!("wave {}", k + 1));
+            self.propagate(k, progress)?;
+            self.values.take_error()?;
+            let found = self.collect(k + 1)?;
+            progress.advance(found);
+            if found == 0 {
+                let _ = std::fs::remove_file(wave_path(&self.out, n, k + 1));
+                break;
+            }
+            histogram.push(found);
+            if k + 1 == u32::from(u16::MAX) {
+                return Err(DepthError::TooDeep { level: n });
+            }
+            k += 1;
+            self.stage = Stage::Waves { complete: k };
+            self.write_checkpoint()?;
+        }
+        let max_depth = k as u16;
+        let (unproven, draws, examples) = self.open_positions(keep)?;
+        // Wave 0 counted only the positions that convert at once: depth 0 is the rest.
+        let deeper: u64 = histogram[1..].iter().sum();
+        histogram[0] = self.level.size() - deeper - unproven;
+        let mut table = None;
+        if write && unproven == 0 {
+            progress.phase("write", self.level.size());
+            table = Some(self.write_table(max_depth, progress)?);
+        }
+        remove_work_files(&self.out, n);
+        if write && unproven > 0 {
+            let first = &examples[0];
+            return Err(DepthError::Unproven {
+                level: n,
+                count: unproven,
+                index: first.index,
+                board: first.board,
+                value: first.value,
+            });
+        }
+        Ok(DepthReport {
+            level: n,
+            max_depth,
+            histogram,
+            draws,
+            unproven,
+            examples,
+            seconds: self.carried.seconds + self.started.elapsed().as_secs_f64(),
+            exits: ExitsStats {
+                seconds: self.carried.exits_seconds,
+                bytes_read: Some(self.carried.exits_read),
+                lower_bytes: self.stream.positions(),
+                passes: self.carried.passes,
+            },
+            resumed: self.resumed,
+            wave_bytes: self.wave_bytes.load(Relaxed),
+            table,
+        })
+    }
+
+    // ----- wave 0 --------------------------------------------------------------------------
+
+    /// Wave 0 from position `done` on (its file holding `bytes` bytes so far), bucket by
+    /// bucket, each followed by a checkpoint; returns the buckets made.
+    fn wave_zero(
+        &mut self,
+        done: u64,
+        bytes: u64,
+        progress: &dyn Progress,
+    ) -> Result<u32, DepthError> {
+        let n = self.level.seeds();
+        let size = self.level.size();
+        let path = wave_path(&self.out, n, 0);
+        let io = |source| TableError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        file.set_len(bytes).map_err(io)?;
+        let mut file = BufWriter::with_capacity(1 << 20, file);
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(bytes)).map_err(io)?;
+        let buckets: Vec<(u64, u64)> = (done..size)
+            .step_by(self.bucket as usize)
+            .map(|s| (s, (s + self.bucket).min(size)))
+            .collect();
+        progress.phase(
+            "exits",
+            2 * (size - done) + buckets.len() as u64 * self.stream.positions(),
+        );
+        let mut written = bytes;
+        let mut exits: Vec<AtomicI8> = Vec::new();
+        for &(lo, hi) in &buckets {
+            exits.clear();
+            exits.resize_with((hi - lo) as usize, || AtomicI8::new(NO_EXIT));
+            let (level, rules) = (self.level, self.rules);
+            exits.par_chunks(1 << 16).enumerate().for_each(|(k, part)| {
+                let start = lo + (k as u64) * (1 << 16);
+                let mut counter = QuietMoves::new();
+                for (e, board) in part
+                    .iter()
+                    .zip(level.boards(start..start + part.len() as u64))
+                {
+                    e.store(forward(&board, rules, &mut counter).0, Relaxed);
+                }
+                progress.advance(part.len() as u64);
+            });
+            self.stream.run(
+                lo..hi,
+                |batch| {
+                    for &(q, exit) in batch {
+                        LowMemoryBuilder::raise(&exits, lo, q, exit);
+                    }
+                },
+                progress,
+            )?;
+            let chunks: Vec<u64> = (lo..hi).step_by(CHUNK as usize).collect();
+            for window in chunks.chunks(WINDOW as usize) {
+                let records: Vec<Vec<u8>> = window
+                    .par_iter()
+                    .map(|&start| {
+                        let end = (start + CHUNK).min(hi);
+                        let seeds = self.seeds_of(start, end, &exits[(start - lo) as usize..]);
+                        progress.advance(end - start);
+                        if seeds.is_empty() {
+                            Vec::new()
+                        } else {
+                            encode_seeds((start / CHUNK) as u32, &seeds)
+                        }
+                    })
+                    .collect();
+                for r in records.iter().filter(|r| !r.is_empty()) {
+                    file.write_all(r).map_err(io)?;
+                    written += r.len() as u64;
+                }
+            }
+            self.values.take_error()?;
+            file.flush().map_err(io)?;
+            file.get_ref().sync_data().map_err(io)?;
+            self.stage = Stage::Seeds {
+                done: hi,
+                bytes: written,
+            };
+            if hi < size {
+                self.write_checkpoint()?;
+            }
+        }
+        self.wave_bytes.fetch_add(written - bytes, Relaxed);
+        Ok(buckets.len() as u32)
+    }
+
+    /// The positions of `start..end` at depth 0 that are won or lost (their exits from
+    /// `exits[0..]`): a winner whose exit achieves its value, a loser with no quiet child of the
+    /// opposite value. Offsets in the chunk, with the win flag.
+    fn seeds_of(&self, start: u64, end: u64, exits: &[AtomicI8]) -> Vec<(u32, bool)> {
+        let mut out = Vec::new();
+        for (k, board) in self.level.boards(start..end).enumerate() {
+            let v = self.values.get(start + k as u64);
+            let seed = match v.signum() {
+                0 => false,
+                1 => exits[k].load(Relaxed) == v,
+                _ => board.all_quiet_children(self.rules, &self.level, None, |c| {
+                    self.values.get(c) != -v
+                }),
+            };
+            if seed {
+                out.push((k as u32, v > 0));
+            }
+        }
+        out
+    }
+
+    // ----- the waves -----------------------------------------------------------------------
+
+    #[inline]
+    fn words(&self) -> &[AtomicU64] {
+        self.state.as_ref().expect("state allocated").words()
+    }
+
+    #[inline]
+    fn code(&self, q: u64) -> u64 {
+        (self.words()[(q / PER_WORD) as usize].load(Relaxed) >> (2 * (q % PER_WORD))) & 3
+    }
+
+    /// Make open position `q` new; whether this call did (it was open).
+    #[inline]
+    fn make_new(&self, q: u64) -> bool {
+        let word = &self.words()[(q / PER_WORD) as usize];
+        let shift = 2 * (q % PER_WORD);
+        // Only open and new positions reach here (a done one is never changed while waves
+        // propagate), so setting the low bit moves open to new and leaves new as it is.
+        let old = word.fetch_or(NEW << shift, Relaxed);
+        if (old >> shift) & 3 != OPEN {
+            return false;
+        }
+        let b = q / BLOCK;
+        let bit = 1u64 << (b % 64);
+        let map = &self.blocks[(b / 64) as usize];
+        if map.load(Relaxed) & bit == 0 {
+            map.fetch_or(bit, Relaxed);
+        }
+        true
+    }
+
+    /// Mark the positions of wave file `k` done; returns how many it holds.
+    fn mark_done(&self, k: u32) -> Result<u64, DepthError> {
+        let mut reader = WaveReader::open(&wave_path(&self.out, self.level.seeds(), k))?;
+        let mut count = 0;
+        loop {
+            let batch = reader.batch(WAVE_BATCH)?;
+            if batch.is_empty() {
+                return Ok(count);
+            }
+            count += batch
+                .par_iter()
+                .map(|(c, body)| {
+                    let start = u64::from(*c) * CHUNK;
+                    let seeds = decode_seeds(body);
+                    for &(o, _) in &seeds {
+                        let q = start + u64::from(o);
+                        self.words()[(q / PER_WORD) as usize]
+                            .fetch_or(DONE << (2 * (q % PER_WORD)), Relaxed);
+                    }
+                    seeds.len() as u64
+                })
+                .sum::<u64>();
+        }
+    }
+
+    /// Propagate wave `k` (its file read back in batches, each record's positions in
+    /// parallel): the new positions of wave k+1 are marked.
+    fn propagate(&self, k: u32, progress: &dyn Progress) -> Result<(), DepthError> {
+        let _ = progress;
+        let mut reader = WaveReader::open(&wave_path(&self.out, self.level.seeds(), k))?;
+        loop {
+            let batch = reader.batch(WAVE_BATCH)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            batch.par_iter().for_each(|(c, body)| {
+                let start = u64::from(*c) * CHUNK;
+                let seeds = decode_seeds(body);
+                for slice in seeds.chunks(4096) {
+                    let boards = seed_boards(&self.level, start, slice.iter().copied());
+                    let entries: Vec<(u64, Board)> = slice
+                        .iter()
+                        .zip(boards)
+                        .map(|(&(o, _), (b, _))| (start + u64::from(o), b))
+                        .collect();
+                    for group in entries.chunks(BATCH) {
+                        self.expand(group);
+                    }
+                }
+            });
+        }
+    }
+
+    /// The predecessors of a group of wave entries: generated and their values and states
+    /// prefetched, then each value-optimal open one made new (a winner at once, a loser if its
+    /// loss test passes).
+    fn expand(&self, group: &[(u64, Board)]) {
+        let mut preds: Vec<(u64, Board, u8, i8)> = Vec::with_capacity(group.len() * 6);
+        for &(p, board) in group {
+            let w = self.values.get(p);
+            board.for_each_ranked_predecessor_pit(self.rules, &self.level, |q, pred, h| {
+                self.values.prefetch(q);
+                self.state_prefetch(q);
+                preds.push((q, pred, h, w));
+            });
+        }
+        for &(q, pred, h, w) in &preds {
+            if self.values.get(q) != -w || self.code(q) != OPEN {
+                continue;
+            }
+            if w < 0 {
+                // A lost child: the winner's shortest conversion goes through it.
+                self.make_new(q);
+            } else if pred.all_quiet_children(self.rules, &self.level, Some(h), |c| {
+                self.values.get(c) != w || self.code(c) == DONE
+            }) {
+                // Every value-optimal child of the loser is done: this wave found its deepest.
+                self.make_new(q);
+            }
+        }
+    }
+
+    #[inline]
+    fn state_prefetch(&self, q: u64) {
+        self.state
+            .as_ref()
+            .expect("state allocated")
+            .prefetch((q / PER_WORD) as usize);
+    }
+
+    /// Make the new positions done and write them to wave file `k`, in index order (to its
+    /// `.tmp`, synced, renamed); returns how many there were.
+    fn collect(&self, k: u32) -> Result<u64, DepthError> {
+        let path = wave_path(&self.out, self.level.seeds(), k);
+        let tmp = tmp_path(&path);
+        let io = |source| TableError::Io {
+            path: tmp.clone(),
+            source,
+        };
+        let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io)?);
+        let chunks = self.level.size().div_ceil(CHUNK);
+        let mut count = 0u64;
+        let mut bytes = 0u64;
+        for first in (0..chunks).step_by(WINDOW as usize) {
+            let records: Vec<(u64, Vec<u8>)> = (first..(first + WINDOW).min(chunks))
+                .into_par_iter()
+                .map(|c| {
+                    let found = self.collect_chunk(c);
+                    let r = if found.is_empty() {
+                        Vec::new()
+                    } else {
+                        encode_seeds(c as u32, &found)
+                    };
+                    (found.len() as u64, r)
+                })
+                .collect();
+            for (found, r) in records {
+                count += found;
+                if !r.is_empty() {
+                    file.write_all(&r).map_err(io)?;
+                    bytes += r.len() as u64;
+                }
+            }
+        }
+        file.flush().map_err(io)?;
+        file.get_ref().sync_data().map_err(io)?;
+        drop(file);
+        rename_into_place(&tmp, &path)?;
+        self.wave_bytes.fetch_add(bytes, Relaxed);
+        Ok(count)
+    }
+
+    /// The new positions of chunk `c`, made done: their offsets, with the win flag.
+    fn collect_chunk(&self, c: u64) -> Vec<(u32, bool)> {
+        let start = c * CHUNK;
+        let end = (start + CHUNK).min(self.level.size());
+        let mut found = Vec::new();
+        let words = self.words();
+        let first_block = start / BLOCK;
+        let last_block = end.div_ceil(BLOCK);
+        for mw in (first_block / 64)..last_block.div_ceil(64) {
+            let map = &self.blocks[mw as usize];
+            let lo = (first_block.max(mw * 64) - mw * 64) as u32;
+            let hi = (last_block.min(mw * 64 + 64) - mw * 64) as u32;
+            let span = if hi - lo == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (hi - lo)) - 1) << lo
+            };
+            let bits = map.load(Relaxed) & span;
+            if bits == 0 {
+                continue;
+            }
+            map.fetch_and(!bits, Relaxed);
+            for_bits64(bits, |b| {
+                let block = mw * 64 + b as u64;
+                let from = block * BLOCK;
+                let to = (from + BLOCK).min(end);
+                for wi in from / PER_WORD..to.div_ceil(PER_WORD) {
+                    let word = &words[wi as usize];
+                    let w = word.load(Relaxed);
+                    let new = w & LOW_LANES & !(w >> 1);
+                    if new == 0 {
+                        continue;
+                    }
+                    word.store(w ^ (new | (new << 1)), Relaxed);
+                    for_bits64(new, |lane| {
+                        let q = wi * PER_WORD + (lane as u64) / 2;
+                        found.push(((q - start) as u32, self.values.get(q) > 0));
+                    });
+                }
+            });
+        }
+        found
+    }
+
+    /// The positions left open: (won or lost ones, draws, the first `keep` of the former).
+    fn open_positions(&self, keep: usize) -> Result<(u64, u64, Vec<Unproven>), DepthError> {
+        let size = self.level.size();
+        let examples = Mutex::new(Vec::new());
+        let (unproven, draws) = (0..size.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let start = c * CHUNK;
+                let end = (start + CHUNK).min(size);
+                let (mut bad, mut draws) = (0u64, 0u64);
+                for q in start..end {
+                    let v = self.values.get(q);
+                    if v == 0 {
+                        draws += 1;
+                    } else if self.code(q) != DONE {
+                        bad += 1;
+                        let mut ex = examples.lock().expect("no panic holds it");
+                        if ex.len() < keep.max(1) {
+                            ex.push(Unproven {
+                                index: q,
+                                board: self.level.unrank(q),
+                                value: v,
+                            });
+                        }
+                    }
+                }
+                (bad, draws)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        self.values.take_error()?;
+        let mut examples = examples.into_inner().expect("no panic holds it");
+        examples.sort_by_key(|u| u.index);
+        examples.truncate(keep.max(1));
+        Ok((unproven, draws, examples))
+    }
+
+    // ----- the table -----------------------------------------------------------------------
+
+    /// Merge wave files 1..=`max_depth` into the depth table, window by window of chunks.
+    fn write_table(&self, max_depth: u16, progress: &dyn Progress) -> Result<PathBuf, DepthError> {
+        let n = self.level.seeds();
+        let size = self.level.size();
+        let width: u8 = if max_depth <= u16::from(u8::MAX) {
+            1
+        } else {
+            2
+        };
+        let path = depth_path(&self.out, n);
+        let mut writer = TableWriter::create(&path, Header::depth(self.rules, n, width))?;
+        let mut readers = (1..=u32::from(max_depth))
+            .map(|k| WaveReader::open(&wave_path(&self.out, n, k)).map(|r| (k as u16, r)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let chunks = size.div_ceil(CHUNK);
+        let w = usize::from(width);
+        for first in (0..chunks).step_by(WINDOW as usize) {
+            let last = (first + WINDOW).min(chunks);
+            // The records of every wave for these chunks: (chunk, depth, body).
+            let mut records: Vec<(u32, u16, Vec<u8>)> = Vec::new();
+            for (k, r) in &mut readers {
+                while let Some(rec) = r.next_before(last as u32)? {
+                    records.push((rec.0, *k, rec.1));
+                }
+            }
+            let lo = first * CHUNK;
+            let hi = (last * CHUNK).min(size);
+            let mut buf = vec![0u8; (hi - lo) as usize * w];
+            buf.par_chunks_mut(CHUNK as usize * w)
+                .enumerate()
+                .for_each(|(j, out)| {
+                    let c = (first + j as u64) as u32;
+                    for (_, k, body) in records.iter().filter(|r| r.0 == c) {
+                        for (o, _) in decode_seeds(body) {
+                            let o = o as usize * w;
+                            if w == 1 {
+                                out[o] = *k as u8;
+                            } else {
+                                out[o..o + 2].copy_from_slice(&k.to_le_bytes());
+                            }
+                        }
+                    }
+                });
+            writer.write(&buf)?;
+            progress.advance(hi - lo);
+        }
+        writer.finish()?;
+        Ok(path)
+    }
+
+    // ----- checkpoints ---------------------------------------------------------------------
+
+    /// Write where the pass stands to `level-NN.dresume` (to `.tmp`, synced, renamed).
+    ///
+    /// ```text
+    /// offset size  field
+    ///      0    8  magic, b"AWARIDRS"
+    ///      8    4  version, u32 LE (1)
+    ///     12    1  rule set code
+    ///     13    1  stage: 0 wave 0, 1 waves
+    ///     14    2  reserved
+    ///     16    4  seed count of the level, u32 LE
+    ///     20    4  resumes so far, u32 LE
+    ///     24    8  positions of the level, u64 LE
+    ///     32    8  wave 0: positions done, u64 LE
+    ///     40    8  wave 0: bytes of its file, u64 LE
+    ///     48    4  waves: the last complete wave, u32 LE
+    ///     52    4  exits passes, u32 LE
+    ///     56    8  seconds so far (f64 LE)
+    ///     64    8  exits seconds (f64 LE)
+    ///     72    8  exits bytes read from storage, u64 LE
+    ///     80    8  XXH3-64 of bytes 0..80
+    /// ```
+    fn write_checkpoint(&self) -> Result<(), DepthError> {
+        let n = self.level.seeds();
+        let path = resume_path(&self.out, n);
+        let tmp = tmp_path(&path);
+        let mut h = [0u8; 88];
+        h[0..8].copy_from_slice(CKPT_MAGIC);
+        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        h[12] = self.rules.code();
+        let (stage, done, bytes, complete) = match self.stage {
+            Stage::Seeds { done, bytes } => (0, done, bytes, 0),
+            Stage::Waves { complete } => (1, 0, 0, complete),
+        };
+        h[13] = stage;
+        h[16..20].copy_from_slice(&n.to_le_bytes());
+        h[20..24].copy_from_slice(&self.carried.resumes.to_le_bytes());
+        h[24..32].copy_from_slice(&self.level.size().to_le_bytes());
+        h[32..40].copy_from_slice(&done.to_le_bytes());
+        h[40..48].copy_from_slice(&bytes.to_le_bytes());
+        h[48..52].copy_from_slice(&complete.to_le_bytes());
+        h[52..56].copy_from_slice(&self.carried.passes.to_le_bytes());
+        let seconds = self.carried.seconds + self.started.elapsed().as_secs_f64();
+        h[56..64].copy_from_slice(&seconds.to_le_bytes());
+        h[64..72].copy_from_slice(&self.carried.exits_seconds.to_le_bytes());
+        h[72..80].copy_from_slice(&self.carried.exits_read.to_le_bytes());
+        let digest = xxhash_rust::xxh3::xxh3_64(&h[..80]);
+        h[80..88].copy_from_slice(&digest.to_le_bytes());
+        let io = |source| TableError::Io {
+            path: tmp.clone(),
+            source,
+        };
+        let mut f = File::create(&tmp).map_err(io)?;
+        f.write_all(&h).map_err(io)?;
+        f.sync_all().map_err(io)?;
+        drop(f);
+        rename_into_place(&tmp, &path)?;
+        Ok(())
+    }
+
+    /// The checkpoint in the output directory, checked against the level and its wave files
+    /// (`Ok(None)`: none).
+    fn read_checkpoint(&self) -> Result<Option<(Stage, Carried)>, String> {
+        let n = self.level.seeds();
+        let path = resume_path(&self.out, n);
+        let mut h = [0u8; 88];
+        match File::open(&path) {
+            Ok(mut f) => f
+                .read_exact(&mut h)
+                .map_err(|e| format!("{}: {e}", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+        let f64_at = |o: usize| f64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+        let bad = |why: &str| Err(format!("checkpoint {}: {why}", path.display()));
+        if &h[0..8] != CKPT_MAGIC
+            || u32_at(8) != 1
+            || xxhash_rust::xxh3::xxh3_64(&h[..80]) != u64_at(80)
+        {
+            return bad("not a valid checkpoint of this version");
+        }
+        if h[12] != self.rules.code() || u32_at(16) != n || u64_at(24) != self.level.size() {
+            return bad(&format!("not of level {n} under {}", self.rules));
+        }
+        let stage = match h[13] {
+            0 if u64_at(32) <= self.level.size() => Stage::Seeds {
+                done: u64_at(32),
+                bytes: u64_at(40),
+            },
+            1 => Stage::Waves {
+                complete: u32_at(48),
+            },
+            _ => return bad("unknown stage"),
+        };
+        // The wave files it relies on must be there.
+        match stage {
+            Stage::Seeds { bytes, .. } => {
+                let len = std::fs::metadata(wave_path(&self.out, n, 0)).map_or(0, |m| m.len());
+                if len < bytes {
+                    return bad("wave 0 is shorter than it records");
+                }
+            }
+            Stage::Waves { complete } => {
+                if let Some(k) = (0..=complete).find(|&k| !wave_path(&self.out, n, k).exists()) {
+                    return bad(&format!("wave file {k} is missing"));
+                }
+            }
+        }
+        Ok(Some((
+            stage,
+            Carried {
+                seconds: f64_at(56),
+                exits_seconds: f64_at(64),
+                exits_read: u64_at(72),
+                passes: u32_at(52),
+                resumes: u32_at(20),
+            },
+        )))
+    }
+}
+
+const CKPT_MAGIC: &[u8; 8] = b"AWARIDRS";
+
+/// Reads a wave file back, record by record (chunk, body).
+struct WaveReader {
+    inner: BufReader<File>,
+    path: PathBuf,
+    peeked: Option<(u32, Vec<u8>)>,
+}
+
+impl WaveReader {
+    fn open(path: &Path) -> Result<WaveReader, TableError> {
+        let file = File::open(path).map_err(|source| TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(WaveReader {
+            inner: BufReader::with_capacity(1 << 16, file),
+            path: path.to_path_buf(),
+            peeked: None,
+        })
+    }
+
+    /// The next record, if any.
+    fn next(&mut self) -> Result<Option<(u32, Vec<u8>)>, TableError> {
+        if let Some(r) = self.peeked.take() {
+            return Ok(Some(r));
+        }
+        let io = |source| TableError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut head = [0u8; 8];
+        match self.inner.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(io(e)),
+        }
+        let chunk = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
+        let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
+        let mut body = vec![0u8; len];
+        self.inner.read_exact(&mut body).map_err(io)?;
+        Ok(Some((chunk, body)))
+    }
+
+    /// The next record if its chunk is below `chunk` (else it stays for the next call).
+    fn next_before(&mut self, chunk: u32) -> Result<Option<(u32, Vec<u8>)>, TableError> {
+        match self.next()? {
+            Some(r) if r.0 < chunk => Ok(Some(r)),
+            other => {
+                self.peeked = other;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Records totalling at least `bytes` (or what is left).
+    fn batch(&mut self, bytes: usize) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
+        let mut out = Vec::new();
+        let mut total = 0;
+        while total < bytes {
+            match self.next()? {
+                Some(r) => {
+                    total += 8 + r.1.len();
+                    out.push(r);
+                }
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Compute the depth table of level `n` of `levels` into `out` within `memory` bytes (`None`:
+/// no limit), resuming a killed pass; see [`DepthPass`].
+pub fn compute_depth(
+    levels: &Levels,
+    n: u32,
+    out: &Path,
+    memory: Option<u64>,
+    write: bool,
+    keep: usize,
+    progress: &dyn Progress,
+) -> Result<DepthReport, DepthError> {
+    let bucket = exit_bucket(n, memory);
+    DepthPass::open(levels, n, out, bucket)?.run(write, keep, progress)
+}

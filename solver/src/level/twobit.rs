@@ -146,7 +146,7 @@ fn mask_bit(b: u8) -> u128 {
 
 /// Bits 0, 2, 4, … (`odd` false) or 1, 3, 5, … (true) of a word, as 32 bits.
 #[inline]
-fn lanes(w: u64, odd: bool) -> u32 {
+pub(crate) fn lanes(w: u64, odd: bool) -> u32 {
     let mut x = (w >> u32::from(odd)) & 0x5555_5555_5555_5555;
     x = (x | (x >> 1)) & 0x3333_3333_3333_3333;
     x = (x | (x >> 2)) & 0x0f0f_0f0f_0f0f_0f0f;
@@ -1251,7 +1251,7 @@ impl DirtyPages {
 }
 
 #[inline]
-fn for_bits64(mut bits: u64, mut f: impl FnMut(usize)) {
+pub(crate) fn for_bits64(mut bits: u64, mut f: impl FnMut(usize)) {
     while bits != 0 {
         f(bits.trailing_zeros() as usize);
         bits &= bits - 1;
@@ -1260,7 +1260,7 @@ fn for_bits64(mut bits: u64, mut f: impl FnMut(usize)) {
 
 /// Call `f` with the index of every set bit of `bits`.
 #[inline]
-fn for_bits(mut bits: u32, mut f: impl FnMut(usize)) {
+pub(crate) fn for_bits(mut bits: u32, mut f: impl FnMut(usize)) {
     while bits != 0 {
         f(bits.trailing_zeros() as usize);
         bits &= bits - 1;
@@ -1269,7 +1269,7 @@ fn for_bits(mut bits: u32, mut f: impl FnMut(usize)) {
 
 /// One chunk's seeds as a seed-file record: chunk (u32 LE), byte length (u32 LE), then per
 /// seed, in increasing order, a LEB128 varint of (gap from the previous offset + 1) × 2 + won.
-fn encode_seeds(chunk: u32, seeds: &[(u32, bool)]) -> Vec<u8> {
+pub(crate) fn encode_seeds(chunk: u32, seeds: &[(u32, bool)]) -> Vec<u8> {
     let mut out = vec![0u8; 8];
     out[0..4].copy_from_slice(&chunk.to_le_bytes());
     let mut prev: i64 = -1;
@@ -1288,7 +1288,7 @@ fn encode_seeds(chunk: u32, seeds: &[(u32, bool)]) -> Vec<u8> {
 }
 
 /// The seeds of a record's body (see [`encode_seeds`]).
-fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
+pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     let (mut x, mut shift, mut prev) = (0u64, 0, -1i64);
     for &b in bytes {

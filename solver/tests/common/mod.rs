@@ -54,3 +54,103 @@ pub fn assert_level_same(a: &Path, b: &Path, n: u32) {
         b.display()
     );
 }
+
+/// The value of `b` (of level `n`) recomputed from its children: the quiet ones from `vals`
+/// (level `n`), the capturing ones from `levels`.
+fn recompute(
+    levels: &awari_db::Levels,
+    vals: &[i8],
+    n: u32,
+    rules: Rules,
+    b: &awari_db::Board,
+) -> i8 {
+    let level = awari_db::Level::new(n);
+    match b.outcome(rules) {
+        awari_db::Outcome::Terminal(t) => t,
+        awari_db::Outcome::Moves(ms) => ms
+            .iter()
+            .map(|m| {
+                let cv = if m.captures == 0 {
+                    vals[level.rank(&m.child).unwrap() as usize]
+                } else {
+                    levels.value(&m.child).unwrap()
+                };
+                m.captures as i8 - cv
+            })
+            .max()
+            .unwrap(),
+    }
+}
+
+/// Make level `n` of `dir` (its top level) consistent but false: a drawn position `p` and a
+/// drawn quiet child `c` of it are relabelled won by 1 and lost by 1, and the rest of the level
+/// is recomputed from its children until nothing changes (the relabelling then holds on a
+/// cycle of quiet moves, which the true values draw). Every entry then equals the best of its
+/// moves, so the consistency check passes, but the won and lost positions of the cycle never
+/// convert. Returns the boards whose values changed (the first is `p`).
+pub fn make_false_cycle(dir: &Path, rules: Rules, n: u32) -> Vec<awari_db::Board> {
+    use awari_db::{Level, Levels, Outcome};
+    let levels = Levels::open(dir, Some(rules)).unwrap();
+    let level = Level::new(n);
+    let boards: Vec<_> = (0..level.size()).map(|i| level.unrank(i)).collect();
+    let vals: Vec<i8> = levels
+        .require(n)
+        .unwrap()
+        .plain()
+        .unwrap()
+        .iter()
+        .map(|&b| b as i8)
+        .collect();
+    for (i, p) in boards.iter().enumerate() {
+        if vals[i] != 0 {
+            continue;
+        }
+        let Outcome::Moves(ms) = p.outcome(rules) else {
+            continue;
+        };
+        for m in ms.iter().filter(|m| m.captures == 0) {
+            let c = level.rank(&m.child).unwrap() as usize;
+            if vals[c] != 0 {
+                continue;
+            }
+            let mut w = vals.clone();
+            w[i] = 1;
+            w[c] = -1;
+            let mut changed = true;
+            for _ in 0..100 {
+                if !changed {
+                    break;
+                }
+                changed = false;
+                for j in (0..boards.len()).filter(|&j| j != i && j != c) {
+                    let r = recompute(&levels, &w, n, rules, &boards[j]);
+                    if r != w[j] {
+                        w[j] = r;
+                        changed = true;
+                    }
+                }
+            }
+            let holds = !changed
+                && recompute(&levels, &w, n, rules, p) == 1
+                && recompute(&levels, &w, n, rules, &m.child) == -1;
+            if holds {
+                let mut out = vec![*p];
+                out.extend(
+                    (0..boards.len())
+                        .filter(|&j| j != i && w[j] != vals[j])
+                        .map(|j| boards[j]),
+                );
+                let data: Vec<u8> = w.iter().map(|&v| v as u8).collect();
+                drop(levels);
+                awari_db::write_table(
+                    level_path(dir, n),
+                    awari_db::Header::values(rules, n),
+                    &data,
+                )
+                .unwrap();
+                return out;
+            }
+        }
+    }
+    panic!("no consistent false cycle found in level {n} under {rules}");
+}
