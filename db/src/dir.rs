@@ -149,18 +149,7 @@ impl Levels {
                 });
             }
             levels.tables[seeds as usize] = Some(table);
-            let dpath = depth_path(dir, seeds);
-            if dpath.exists() {
-                let depth = Table::open(
-                    &dpath,
-                    Expect {
-                        rules: Some(levels.rules),
-                        seeds: Some(seeds),
-                        content: Some(Content::Depth),
-                    },
-                )?;
-                levels.depths[seeds as usize] = Some(depth);
-            }
+            levels.open_depth(seeds)?;
         }
         if levels.tables.iter().all(Option::is_none) {
             // Perhaps the published VU files.
@@ -178,8 +167,29 @@ impl Levels {
                     got: Rules::Awari,
                 });
             }
+            // Depth tables written beside the published files (`awari-solver depth`).
+            for seeds in levels.present().collect::<Vec<_>>() {
+                levels.open_depth(seeds)?;
+            }
         }
         Ok(levels)
+    }
+
+    /// Open the depth table of level `seeds`, if the directory has one.
+    fn open_depth(&mut self, seeds: u32) -> Result<(), DbError> {
+        let path = depth_path(&self.dir, seeds);
+        if path.exists() {
+            let depth = Table::open(
+                &path,
+                Expect {
+                    rules: Some(self.rules),
+                    seeds: Some(seeds),
+                    content: Some(Content::Depth),
+                },
+            )?;
+            self.depths[seeds as usize] = Some(depth);
+        }
+        Ok(())
     }
 
     /// The directory.

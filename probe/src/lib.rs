@@ -64,7 +64,9 @@ pub struct Report {
     pub value: Option<i8>,
     /// The six pits.
     pub pits: [PitReport; 6],
-    /// The legal pits whose value equals the position's (empty without a database).
+    /// The perfect pits (empty without a database): those whose value equals the position's,
+    /// and of those, where depth tables exist, the ones that convert a win fastest or hold a
+    /// loss longest (see [`perfect_pits`]).
     pub best: Vec<u8>,
 }
 
@@ -105,16 +107,73 @@ impl Database {
             .collect()
     }
 
-    /// The legal pits that achieve the position's value (empty for a terminal position).
+    /// The perfect moves of `board` (empty for a terminal position): the legal pits that
+    /// achieve the position's value and, where its level has a depth table, of those the ones
+    /// that convert fastest when winning and hold out longest when losing (see
+    /// [`perfect_pits`]). Playing them, every won position reaches its predicted score.
     pub fn best_moves(&self, board: &Board) -> Result<Vec<u8>, DbError> {
         let moves = self.moves(board)?;
-        let best = moves.iter().map(|&(_, v)| v).max();
-        Ok(moves
+        let Some(best) = moves.iter().map(|&(_, v)| v).max() else {
+            return Ok(Vec::new());
+        };
+        let pits: Vec<(u8, u8, Option<Board>, i8)> = moves
             .iter()
-            .filter(|&&(_, v)| Some(v) == best)
-            .map(|(m, _)| m.pit)
-            .collect())
+            .map(|(m, v)| (m.pit, m.captures, Some(m.child), *v))
+            .collect();
+        perfect_pits(&self.levels, board, best, &pits)
     }
+}
+
+/// The rank of a value-optimal move of a position worth `value` (larger is better), by depth
+/// to conversion where the position's level has a depth table (`None` without one): a winner
+/// prefers a capture (it converts at once), then the quiet move to the smallest depth; a loser
+/// prefers the quiet move to the largest depth, and captures only when no quiet move keeps
+/// its value. Draws and levels without depths rank every value-optimal move alike.
+pub fn depth_rank(levels: &Levels, value: i8, captures: u8, child: &Board) -> Option<i32> {
+    levels.depth_table(child.seeds() + u32::from(captures))?;
+    Some(match (value.signum(), captures > 0) {
+        (0, _) => 0,
+        (1, true) => i32::MAX,
+        (_, true) => -1,
+        (sign, false) => {
+            let d = i32::from(levels.depth(child).unwrap_or(0));
+            if sign > 0 {
+                -d
+            } else {
+                d
+            }
+        }
+    })
+}
+
+/// The perfect pits among `pits` (pit, captures, child, value; the child `None` for an
+/// illegal move) of `board`, worth `value`: those whose value is `value`, and of those the
+/// best by [`depth_rank`] where the board's level has a depth table.
+pub fn perfect_pits(
+    levels: &Levels,
+    board: &Board,
+    value: i8,
+    pits: &[(u8, u8, Option<Board>, i8)],
+) -> Result<Vec<u8>, DbError> {
+    let optimal: Vec<(u8, i32)> = pits
+        .iter()
+        .filter(|p| p.3 == value)
+        .filter_map(|&(pit, captures, child, _)| {
+            let child = child?;
+            let rank = if levels.depth_table(board.seeds()).is_some() {
+                depth_rank(levels, value, captures, &child).unwrap_or(0)
+            } else {
+                0
+            };
+            Some((pit, rank))
+        })
+        .collect();
+    let top = optimal.iter().map(|&(_, r)| r).max();
+    Ok(optimal
+        .iter()
+        .filter(|&&(_, r)| Some(r) == top)
+        .map(|&(p, _)| p)
+        .collect())
 }
 
 /// Describe `board` under `rules`, with values when a database is given.
@@ -166,12 +225,14 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
         (Some(_), None, Some(t)) => Some(t),
         (Some(_), None, None) => pits.iter().filter_map(|p| p.value).max(),
     };
-    let best = match (value, terminal) {
-        (Some(v), None) => pits
-            .iter()
-            .filter(|p| p.value == Some(v))
-            .map(|p| p.pit)
-            .collect(),
+    let best = match (value, terminal, db) {
+        (Some(v), None, Some(db)) => {
+            let candidates: Vec<(u8, u8, Option<Board>, i8)> = pits
+                .iter()
+                .filter_map(|p| Some((p.pit, p.captures, p.child, p.value?)))
+                .collect();
+            perfect_pits(&db.levels, board, v, &candidates)?
+        }
         _ => Vec::new(),
     };
     Ok(Report {

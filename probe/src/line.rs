@@ -118,6 +118,7 @@ pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Li
         };
         let v = db.value(&current)?;
         let depths = db.levels().depth_table(current.seeds()).is_some();
+        let levels = db.levels();
         let mut best: Option<(awari_db::Move, bool, i32)> = None;
         for m in moves.iter() {
             if db.levels().move_value(m)? != v {
@@ -127,23 +128,10 @@ pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Li
             // With depth tables: the winner converts (captures) or lowers the depth as fast as
             // it can; the loser keeps the depth as long as it can and captures only when that
             // is all that keeps its value.
-            let rank = match (depths, m.captures > 0) {
-                (false, _) => i32::from(m.captures),
-                (true, true) => {
-                    if v > 0 {
-                        i32::MAX
-                    } else {
-                        -1
-                    }
-                }
-                (true, false) => {
-                    let d = i32::from(db.levels().depth(&m.child).unwrap_or(0));
-                    if v > 0 {
-                        -d
-                    } else {
-                        d
-                    }
-                }
+            let rank = if depths {
+                crate::depth_rank(levels, v, m.captures, &m.child).unwrap_or(0)
+            } else {
+                i32::from(m.captures)
             };
             let better = match best {
                 None => true,

@@ -193,6 +193,66 @@ fn lines_end_with_the_predicted_score() {
     }
 }
 
+/// With depth tables, playing any of `best_moves` (what show's "best", serve's play, Python's
+/// `best_moves` and `PerfectBot` choose from) on both sides realises every won position's
+/// predicted score: no position repeats before the end, whichever perfect pit each side picks.
+#[test]
+fn best_moves_realise_every_win() {
+    let mut rng = SplitMix64(2026);
+    for rules in Rules::ALL {
+        let database = Database::open(db(rules), None).unwrap();
+        let mut won = 0;
+        while won < 300 {
+            let n = 2 + rng.below(15) as u32;
+            let start = rng.board(n);
+            let value = database.value(&start).unwrap();
+            if value == 0 {
+                continue;
+            }
+            won += 1;
+            let (mut board, mut side, mut score) = (start, 0usize, [0i32; 2]);
+            let mut seen = std::collections::HashSet::new();
+            loop {
+                let best = database.best_moves(&board).unwrap();
+                let Some(&pit) = best.get(rng.below(best.len().max(1) as u64) as usize) else {
+                    // The game is over: the mover takes (left + terminal value) / 2.
+                    let t = match board.outcome(rules) {
+                        awari_db::Outcome::Terminal(t) => i32::from(t),
+                        _ => unreachable!("moves but no best move"),
+                    };
+                    let left = board.seeds() as i32;
+                    score[side] += (left + t) / 2;
+                    score[1 - side] += (left - t) / 2;
+                    break;
+                };
+                if database.value(&board).unwrap() == 0 {
+                    // A draw is left: the seeds on the board are divided evenly.
+                    let left = board.seeds() as i32;
+                    score[0] += left / 2;
+                    score[1] += left / 2;
+                    break;
+                }
+                let m = *board.legal_moves(rules).get(usize::from(pit)).unwrap();
+                assert!(
+                    seen.insert(board),
+                    "{rules}: from {start} the line repeats {board}"
+                );
+                if m.captures > 0 {
+                    seen.clear();
+                }
+                score[side] += i32::from(m.captures);
+                board = m.child;
+                side = 1 - side;
+            }
+            assert_eq!(
+                score[0] - score[1],
+                i32::from(value),
+                "{rules}: {start} worth {value}"
+            );
+        }
+    }
+}
+
 #[test]
 fn without_depth_tables_lines_never_claim_a_wrong_score() {
     let values_only = temp("values-only");

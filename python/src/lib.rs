@@ -124,11 +124,11 @@ impl Database {
         py.detach(|| self.db.value(&board)).map_err(db_error)
     }
 
-    /// Every legal move with its value, and whether it is best.
+    /// Every legal move with its value, and whether it is best (one of `best_moves`).
     fn moves(&self, board: &Bound<'_, PyAny>) -> PyResult<Vec<Move>> {
         let board = board_arg(board)?;
         let moves = self.db.moves(&board).map_err(db_error)?;
-        let best = moves.iter().map(|&(_, v)| v).max();
+        let best = self.db.best_moves(&board).map_err(db_error)?;
         Ok(moves
             .into_iter()
             .map(|(m, v)| Move {
@@ -136,12 +136,14 @@ impl Database {
                 captures: m.captures,
                 child: pits(&m.child),
                 value: Some(v),
-                best: Some(v) == best,
+                best: best.contains(&m.pit),
             })
             .collect())
     }
 
-    /// The pits whose move achieves the position's value (empty at the end of the game).
+    /// The perfect pits (empty at the end of the game): those whose move achieves the
+    /// position's value and, where depth tables exist, of those the ones that convert a win
+    /// fastest (a capture, else the smallest depth) or hold a loss longest.
     fn best_moves(&self, board: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let board = board_arg(board)?;
         let best = self.db.best_moves(&board).map_err(db_error)?;

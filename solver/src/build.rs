@@ -22,19 +22,12 @@ pub enum BuildError {
     /// A database directory problem (wrong rule set, unreadable table).
     #[error(transparent)]
     Db(#[from] DbError),
-    /// Depth tables were asked for a level that only the low-memory algorithm could build.
-    #[error("level {level}: depth tables need the in-memory builder ({} of memory) but only {} may be used; build without --depth or with more memory", sys::human(*needed), sys::human(*available))]
-    DepthNeedsMemory {
-        /// The level.
-        level: u32,
-        /// Bytes the in-memory builder with depths needs.
-        needed: u64,
-        /// Bytes allowed.
-        available: u64,
-    },
     /// A depth exceeded what a depth table can hold.
     #[error(transparent)]
     Depth(#[from] crate::level::DepthOverflow),
+    /// The depth pass of a level failed (`--depth`).
+    #[error(transparent)]
+    DepthPass(#[from] crate::depth::DepthError),
     /// The level could not be started.
     #[error(transparent)]
     Builder(#[from] crate::level::BuilderError),
@@ -258,13 +251,20 @@ pub fn build(
         let path = level_path(&opts.dir, n);
         let _ = std::fs::remove_file(tmp_path(&path));
         let _ = std::fs::remove_file(tmp_path(&depth_path(&opts.dir, n)));
-        let have_depth = !opts.depth || levels.depth_table(n).is_some();
-        if let (Some(_), true) = (levels.get(n), have_depth) {
+        if levels.get(n).is_some() {
             // A kill between a two-bit level's rename and the removal of its checkpoint.
             twobit::remove_work_files(&opts.dir, n);
             // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
-            // of GB, and a summary is no reason to read them), unless it is to be compressed.
+            // of GB, and a summary is no reason to read them), unless it is to be compressed
+            // or is missing the depth table asked for (computed from its values).
             let mut r = LevelReport::kept(n);
+            if opts.depth && levels.depth_table(n).is_none() {
+                let start = Instant::now();
+                progress.level(n, level_size(n));
+                let d = add_depth(opts, &mut levels, n, progress)?;
+                r.max_depth = Some(d.max_depth);
+                r.seconds = Some(start.elapsed().as_secs_f64());
+            }
             if opts.compress && !levels.require(n)?.is_compressed() {
                 let (report, table) = crate::compress::compress_in_place(&levels, n, progress)?;
                 levels.insert(table);
@@ -294,7 +294,7 @@ pub fn build(
                 let bucket = twobit::exit_bucket(n, threads, budget);
                 build_level_two_bit(&opts.dir, n, opts.rules, &levels, bucket, progress)?
             }
-            _ => build_level(&opts.dir, n, opts.rules, &levels, opts.depth, progress)?,
+            _ => build_level(&opts.dir, n, opts.rules, &levels, false, progress)?,
         };
         let seconds = built
             .seconds
@@ -305,19 +305,23 @@ pub fn build(
             content: Some(content),
         };
         levels.insert(Table::open(&path, expect(Content::Values))?);
-        if opts.depth {
-            levels.insert_depth(Table::open(
-                depth_path(&opts.dir, n),
-                expect(Content::Depth),
-            )?);
-        }
+        let max_depth = if opts.depth {
+            Some(add_depth(opts, &mut levels, n, progress)?.max_depth)
+        } else {
+            None
+        };
+        let seconds = if opts.depth {
+            seconds.max(start.elapsed().as_secs_f64())
+        } else {
+            seconds
+        };
         let r = LevelReport {
             seeds: n,
             positions: level_size(n),
             seconds: Some(seconds),
             counts: Some(built.counts),
             peak_rss: sys::peak_rss(),
-            max_depth: built.max_depth,
+            max_depth,
             mode: Some(mode),
             peak_anon: sampler.finish(),
             exits: Some(built.exits),
@@ -335,6 +339,27 @@ pub fn build(
         reports.push(r);
     }
     Ok((levels, reports))
+}
+
+/// Compute level `n`'s depth table from its values (the compact pass, within the build's
+/// memory; see [`crate::depth`]) and open it into `levels`.
+fn add_depth(
+    opts: &BuildOptions,
+    levels: &mut Levels,
+    n: u32,
+    progress: &dyn Progress,
+) -> Result<crate::depth::DepthReport, BuildError> {
+    let budget = opts.memory.or_else(sys::memory_available);
+    let report = crate::depth::compute_depth(levels, n, &opts.dir, budget, true, 10, progress)?;
+    levels.insert_depth(Table::open(
+        depth_path(&opts.dir, n),
+        Expect {
+            rules: Some(opts.rules),
+            seeds: Some(n),
+            content: Some(Content::Depth),
+        },
+    )?);
+    Ok(report)
 }
 
 /// What [`build_level`] produced.
@@ -479,26 +504,19 @@ pub fn build_level_two_bit(
 fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildError> {
     let budget = opts.memory.or_else(sys::memory_available);
     let threads = rayon::current_num_threads();
-    let in_memory = memory_needed(n, opts.depth);
+    let in_memory = memory_needed(n, false);
     let low = lowmem::memory_needed(n, threads);
     let two_bit = twobit::memory_needed(n, threads);
     let fits = |need: u64| budget.is_none_or(|b| need <= b);
     let mode = match opts.mode {
         Mode::Auto if fits(in_memory) => Mode::InMemory,
-        Mode::Auto if fits(low) || opts.depth => Mode::LowMemory,
+        Mode::Auto if fits(low) => Mode::LowMemory,
         Mode::Auto if fits(two_bit) => Mode::TwoBit,
         // Nothing fits: the error names the smaller need.
         Mode::Auto if low <= two_bit => Mode::LowMemory,
         Mode::Auto => Mode::TwoBit,
         m => m,
     };
-    if mode != Mode::InMemory && opts.depth {
-        return Err(BuildError::DepthNeedsMemory {
-            level: n,
-            needed: in_memory,
-            available: budget.unwrap_or(0),
-        });
-    }
     let needed = match mode {
         Mode::InMemory => in_memory,
         Mode::LowMemory => low,
@@ -512,7 +530,9 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
             available: budget.unwrap_or(0),
         });
     }
-    let depth_bytes = if opts.depth { 2 * level_size(n) } else { 0 };
+    // The depth table (1 byte per position, 2 past depth 255) and the depth pass's wave
+    // files (about 1.5 bytes per position at most).
+    let depth_bytes = if opts.depth { 3 * level_size(n) } else { 0 };
     let [work_file, ..] = twobit::work_paths(dir, n);
     let (table, work) = match mode {
         Mode::LowMemory => (level_size(n), lowmem::disk_needed(n)),

@@ -159,9 +159,50 @@ pub enum Command {
         method: MethodArg,
         /// Memory the streamed check's accumulators may use, one byte per position of a
         /// bucket, e.g. 8G; each bucket streams the level and its lower levels once more
-        /// (default: what the machine has free).
+        /// (default: what the machine has free). The depth pass of --prove stays within it
+        /// too (2 bits per position and its wave-0 buckets).
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
+        /// Prove the values, not only check them: where a level has no depth table, compute
+        /// its depths to conversion from its values (0.25 bytes of RAM per position, work
+        /// files on disk; the lower levels streamed) and require every won and lost position
+        /// to have one. A level is "proven" only when that holds too; a table that labels a
+        /// cycle of quiet moves as won or lost is consistent but fails here, with its boards
+        /// named. Works on raw VU scores.N directories.
+        #[arg(long)]
+        prove: bool,
+        /// Where --prove keeps its work files, about 1.5 bytes per position of the level at
+        /// most (default: the database directory; give another for a read-only one).
+        #[arg(long)]
+        work: Option<PathBuf>,
+    },
+    /// Add depth-to-conversion tables (level-NN.depth) to an existing database directory,
+    /// ours or raw VU scores.N files, without rebuilding its values: each level's depths are
+    /// computed from its values and the lower levels in 0.25 bytes of RAM per position
+    /// (work files on disk; resumable: a killed run continues at its last wave). `awari-probe
+    /// line` and `show` then play wins out by them, and `verify` checks them. A level whose
+    /// values are not the game's (a won or lost position that never converts) is an error,
+    /// and no table is written for it.
+    Depth {
+        /// Database directory.
+        #[arg(long, default_value = "awari-db")]
+        db: PathBuf,
+        /// Levels to add depth tables to (default: every level present). Levels that have
+        /// one already are kept.
+        #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
+        stones: Vec<u32>,
+        /// Write the depth tables (and the work files) here instead of beside the values;
+        /// the values tables are linked into it, so that it is a database directory of its
+        /// own (for a read-only directory such as the published files).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Memory the pass may use, e.g. 4G (default: what the machine has free); it needs
+        /// 0.25 bytes per position of the level, and its first phase uses up to 0.32.
+        #[arg(long, value_parser = sys::parse_size)]
+        memory: Option<u64>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Compare two database directories level by level, streamed: ours or raw VU `scores.N`
     /// files, in any mix. Exits non-zero if any level differs or is in one directory only.

@@ -101,6 +101,8 @@ const BATCH: usize = 32;
 const FIXED: u64 = 32 << 20;
 /// The most exit buckets (passes over the lower levels) wave 0 makes.
 const MAX_PASSES: u64 = 16;
+/// Bytes of exits any level may hold (levels under this take one wave-0 pass).
+const SMALL_BUCKET: u64 = 64 << 20;
 /// Exit bytes held at most, per position of the level (as the two-bit builder's exits).
 const EXITS_BYTES_PER_POSITION: f64 = 0.32;
 
@@ -244,7 +246,10 @@ pub fn memory_needed(n: u32) -> u64 {
 /// 1/[`MAX_PASSES`] of it.
 pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
     let size = level_size(n);
-    let cap = ((size as f64 * EXITS_BYTES_PER_POSITION) as u64).max(memory_needed(n));
+    // Small levels take one pass however the share works out (their bucket is a few MiB).
+    let cap = ((size as f64 * EXITS_BYTES_PER_POSITION) as u64)
+        .max(memory_needed(n))
+        .max(SMALL_BUCKET);
     let left = budget.map_or(cap, |b| b.min(cap)).saturating_sub(FIXED);
     let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
     (left / CHUNK * CHUNK).clamp(min, size.div_ceil(CHUNK).max(1) * CHUNK)
@@ -389,6 +394,13 @@ impl<'a> DepthPass<'a> {
             self.stage = Stage::Waves { complete: 0 };
             self.write_checkpoint()?;
         }
+        let timings = std::env::var_os("AWARI_TIMINGS").is_some();
+        if timings {
+            eprintln!(
+                "level {n} depth: wave 0 done at {:.2} s",
+                self.started.elapsed().as_secs_f64()
+            );
+        }
         let Stage::Waves { complete } = self.stage else {
             unreachable!("wave 0 is done")
         };
@@ -421,6 +433,12 @@ impl<'a> DepthPass<'a> {
             self.write_checkpoint()?;
         }
         let max_depth = k as u16;
+        if timings {
+            eprintln!(
+                "level {n} depth: {k} waves done at {:.2} s",
+                self.started.elapsed().as_secs_f64()
+            );
+        }
         let (unproven, draws, examples) = self.open_positions(keep)?;
         // Wave 0 counted only the positions that convert at once: depth 0 is the rest.
         let deeper: u64 = histogram[1..].iter().sum();
@@ -1082,4 +1100,115 @@ pub fn compute_depth(
 ) -> Result<DepthReport, DepthError> {
     let bucket = exit_bucket(n, memory);
     DepthPass::open(levels, n, out, bucket)?.run(write, keep, progress)
+}
+
+/// One level of [`add_depth_tables`].
+#[derive(Clone, Debug)]
+pub struct LevelDepth {
+    /// The level.
+    pub level: u32,
+    /// What its pass found (`None`: it had a depth table, kept).
+    pub report: Option<DepthReport>,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// Peak resident anonymous memory meanwhile, if measured.
+    pub peak_anon: Option<u64>,
+    /// Bytes of its depth table.
+    pub table_bytes: u64,
+}
+
+/// `awari-solver depth`: add a depth table to every level of `stones` (all present if empty)
+/// of the database `db` that has none, lowest first, written into `out` (default: `db`; else
+/// `db`'s values tables are linked into `out`, which becomes a database directory of its own),
+/// each pass within `memory` bytes. `on_level` is called after each level.
+pub fn add_depth_tables(
+    db: &Path,
+    out: Option<&Path>,
+    stones: &[u32],
+    memory: Option<u64>,
+    progress: &dyn Progress,
+    mut on_level: impl FnMut(&LevelDepth),
+) -> Result<Vec<LevelDepth>, DepthError> {
+    let source = Levels::open(db, None)?;
+    let dir = match out {
+        Some(out) if out != db => {
+            link_values(&source, out)?;
+            out.to_path_buf()
+        }
+        _ => db.to_path_buf(),
+    };
+    drop(source);
+    let mut levels = Levels::open(&dir, None)?;
+    let mut wanted: Vec<u32> = if stones.is_empty() {
+        levels.present().collect()
+    } else {
+        stones.to_vec()
+    };
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return Err(DbError::NotADirectory {
+            dir: db.to_path_buf(),
+            reason: "it holds no levels".into(),
+        }
+        .into());
+    }
+    let mut done = Vec::new();
+    for n in wanted {
+        levels.require(n)?;
+        if let Some(t) = levels.depth_table(n) {
+            let r = LevelDepth {
+                level: n,
+                report: None,
+                seconds: 0.0,
+                peak_anon: None,
+                table_bytes: t.file_len(),
+            };
+            on_level(&r);
+            done.push(r);
+            continue;
+        }
+        let start = Instant::now();
+        let peak = sys::AnonPeak::start();
+        progress.level(n, level_size(n));
+        let report = compute_depth(&levels, n, &dir, memory, true, 10, progress)?;
+        let table = Table::open(
+            depth_path(&dir, n),
+            awari_db::Expect {
+                rules: Some(levels.rules()),
+                seeds: Some(n),
+                content: Some(awari_db::Content::Depth),
+            },
+        )?;
+        let r = LevelDepth {
+            level: n,
+            seconds: start.elapsed().as_secs_f64(),
+            peak_anon: peak.finish(),
+            table_bytes: table.file_len(),
+            report: Some(report),
+        };
+        levels.insert_depth(table);
+        on_level(&r);
+        done.push(r);
+    }
+    Ok(done)
+}
+
+/// Link every values table of `source` into `out` (created if missing) where `out` has none.
+fn link_values(source: &Levels, out: &Path) -> Result<(), DepthError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TableError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    for n in source.present() {
+        let table = source.require(n)?;
+        let from = std::fs::canonicalize(table.path()).map_err(io(table.path()))?;
+        let name = from.file_name().expect("a table file has a name");
+        let to = out.join(name);
+        if !to.exists() {
+            std::os::unix::fs::symlink(&from, &to).map_err(io(&to))?;
+        }
+    }
+    Ok(())
 }

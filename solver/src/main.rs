@@ -104,6 +104,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             show,
             method,
             memory,
+            prove,
+            work,
         } => {
             set_threads(threads)?;
             let bars = Bars::logging(log_every);
@@ -111,6 +113,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 method: method.into(),
                 memory: memory.or_else(sys::memory_available),
                 keep: show,
+                prove,
+                work,
             };
             let levels = Levels::open(&db, None)?;
             let wanted: Vec<u32> = if stones.is_empty() {
@@ -124,6 +128,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if !report::verify_levels(&levels, &wanted, &options, &bars)? {
                 anyhow::bail!("verification failed");
             }
+            Ok(())
+        }
+        Command::Depth {
+            db,
+            stones,
+            out,
+            memory,
+            threads,
+        } => {
+            set_threads(threads)?;
+            let bars = Bars::logging(log_every);
+            let memory = memory.or_else(sys::memory_available);
+            let start = std::time::Instant::now();
+            let done = awari_solver::depth::add_depth_tables(
+                &db,
+                out.as_deref(),
+                &stones,
+                memory,
+                &bars,
+                |r| {
+                    if let Some(b) = bars.current() {
+                        b.finish_and_clear();
+                    }
+                    report::print_depth(r);
+                },
+            )?;
+            report::print_depth_total(&done, start.elapsed().as_secs_f64());
             Ok(())
         }
         Command::Plan(args) => {

@@ -57,12 +57,34 @@ pub struct LevelVerdict {
     /// Buckets the streamed check made (each streams the lower levels and the level once);
     /// 0 for the lookup check.
     pub passes: u32,
+    /// With `--prove` and no stored depth table: what the depth pass found (see
+    /// [`crate::depth`]).
+    pub proof: Option<Proof>,
+}
+
+/// What `verify --prove` found by computing a level's depths from its values.
+#[derive(Clone, Debug)]
+pub struct Proof {
+    /// The largest depth to conversion.
+    pub max_depth: u16,
+    /// Won or lost positions without a finite depth (0 when the level is proven).
+    pub unproven: u64,
+    /// The first of them.
+    pub examples: Vec<crate::depth::Unproven>,
 }
 
 impl LevelVerdict {
-    /// Whether the level passed.
+    /// Whether the level passed: checksums, every entry, and the proof when one was made.
     pub fn passed(&self) -> bool {
-        self.checksum.is_none() && self.failures == 0
+        self.checksum.is_none()
+            && self.failures == 0
+            && self.proof.as_ref().is_none_or(|p| p.unproven == 0)
+    }
+
+    /// Whether the level's values are proven: it passed, and its depths were checked (a
+    /// stored depth table) or computed (`--prove`).
+    pub fn proven(&self) -> bool {
+        self.passed() && (self.depth_checked || self.proof.is_some())
     }
 }
 
@@ -113,6 +135,7 @@ pub fn verify_level_lookup(
         examples: Vec::new(),
         depth_checked: depth.is_some(),
         passes: 0,
+        proof: None,
     };
     if let Err(e) = table.verify() {
         verdict.checksum = Some(e);
@@ -354,7 +377,7 @@ pub enum Method {
 }
 
 /// What [`verify_level`] does.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct VerifyOptions {
     /// How the entries are recomputed.
     pub method: Method,
@@ -362,6 +385,11 @@ pub struct VerifyOptions {
     pub memory: Option<u64>,
     /// How many failing entries to keep per level.
     pub keep: usize,
+    /// Also prove the values where no depth table is stored: compute the level's depths from
+    /// its values (see [`crate::depth`]) and require every won or lost position to have one.
+    pub prove: bool,
+    /// Where the depth pass of `prove` keeps its work files (`None`: the database directory).
+    pub work: Option<std::path::PathBuf>,
 }
 
 /// Verify level `n` of `levels` (which must hold the levels it depends on) by `options.method`.
@@ -378,12 +406,38 @@ pub fn verify_level(
         Method::Streamed => false,
         Method::Auto => levels.depth_table(n).is_some() || probe_form,
     };
-    if lookup {
-        verify_level_lookup(levels, n, options.keep, progress)
+    let mut verdict = if lookup {
+        verify_level_lookup(levels, n, options.keep, progress)?
     } else {
         let bucket = streamed_bucket(n, options.memory);
-        verify_level_streamed(levels, n, options.keep, bucket, progress)
+        verify_level_streamed(levels, n, options.keep, bucket, progress)?
+    };
+    if options.prove && verdict.passed() && !verdict.depth_checked {
+        let work = options.work.as_deref().unwrap_or(levels.dir());
+        let report = crate::depth::compute_depth(
+            levels,
+            n,
+            work,
+            options.memory,
+            false,
+            options.keep,
+            progress,
+        )
+        .map_err(|e| match e {
+            crate::depth::DepthError::Db(e) => e,
+            crate::depth::DepthError::Table(e) => DbError::Table(e),
+            other => DbError::Table(TableError::Io {
+                path: work.to_path_buf(),
+                source: std::io::Error::other(other.to_string()),
+            }),
+        })?;
+        verdict.proof = Some(Proof {
+            max_depth: report.max_depth,
+            unproven: report.unproven,
+            examples: report.examples,
+        });
     }
+    Ok(verdict)
 }
 
 /// Positions per work item of the streamed check's compare pass.
@@ -442,6 +496,7 @@ pub fn verify_level_streamed(
             examples: Vec::new(),
             depth_checked: false,
             passes: 0,
+            proof: None,
         });
     }
     let stream = crate::exits::CaptureStream::new(n, rules, levels)?;
@@ -588,6 +643,7 @@ pub fn verify_level_streamed(
             examples: sorted(examples),
             depth_checked: false,
             passes: passes as u32,
+            proof: None,
         });
     }
     let checksum = (!table.is_raw())
@@ -607,6 +663,7 @@ pub fn verify_level_streamed(
         examples,
         depth_checked: false,
         passes: passes as u32,
+        proof: None,
     })
 }
 

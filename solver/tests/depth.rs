@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use awari_db::{depth_path, level_exists, Board, Content, Expect, Level, Levels, Rules, Table};
+use awari_db::{depth_path, level_exists, Content, Expect, Level, Levels, Rules, Table};
 use awari_solver::depth::{compute_depth, DepthError, DepthPass};
 use awari_solver::{LevelBuilder, Silent};
 

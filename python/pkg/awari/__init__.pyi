@@ -45,9 +45,11 @@ class Database:
     def value(self, board: BoardLike) -> int:
         """The value of `board` for the side to move."""
     def moves(self, board: BoardLike) -> list[Move]:
-        """Every legal move with its value, and whether it is best."""
+        """Every legal move with its value, and whether it is best (in `best_moves`)."""
     def best_moves(self, board: BoardLike) -> list[int]:
-        """The pits whose move achieves the position's value (empty at the end of the game)."""
+        """The perfect pits (empty at the end of the game): those that achieve the position's
+        value and, where depth tables exist, of those the ones that convert a win fastest or
+        hold a loss longest, so that playing them realises every win."""
     def line(self, board: BoardLike, max_plies: int = 2000) -> dict[str, Any]:
         """A perfect-play game from `board` to its end: the document of
         `awari-probe line --json` (board, value, plies, result, complete, end)."""

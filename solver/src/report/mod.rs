@@ -502,20 +502,35 @@ pub fn verify_levels(
                 format!(", peak anon {}", sys::human(p))
             }),
         );
-        depth_everywhere &= v.depth_checked;
+        depth_everywhere &= v.proven();
         if let Some(e) = &v.checksum {
             println!("level {n:>2}: FAILED checksum: {e} ({cost})");
             all_ok = false;
         }
         if v.passed() {
+            let how = match &v.proof {
+                Some(p) => format!(
+                    "; proven: every win and loss converts within {} plies (depths computed from the values)",
+                    p.max_depth
+                ),
+                None if v.depth_checked => "; proven: depths well-founded (depth table)".into(),
+                None => " (no depth table: consistent, not proven; --prove proves it)".into(),
+            };
             println!(
-                "level {n:>2}: ok, {size} entries recomputed from their children{} ({cost})",
-                if v.depth_checked {
-                    ", depths well-founded"
-                } else {
-                    " (no depth table)"
-                }
+                "level {n:>2}: ok, {size} entries recomputed from their children{how} ({cost})"
             );
+        } else if let Some(p) = v.proof.as_ref().filter(|p| p.unproven > 0) {
+            all_ok = false;
+            println!(
+                "level {n:>2}: NOT PROVEN: consistent, but {} won or lost positions never convert (a cycle of quiet moves labelled won or lost; the game draws it) ({cost})",
+                p.unproven
+            );
+            for u in &p.examples {
+                println!(
+                    "  level {n} index {} board {}: stored {:+}, no finite depth to conversion",
+                    u.index, u.board, u.value
+                );
+            }
         } else if v.failures > 0 {
             all_ok = false;
             println!(
@@ -534,10 +549,71 @@ pub fn verify_levels(
         if depth_everywhere {
             println!("verified: every value is the game value, given the move generator (see `verify` in the docs)");
         } else {
-            println!("verified: values are consistent with their children; without depth tables this does not rule out wrong values on cycles (build with --depth for a proof)");
+            println!("verified: values are consistent with their children; without depths this does not rule out wrong values on cycles (verify --prove, or depth tables, prove them)");
         }
     }
     Ok(all_ok)
+}
+
+/// The line of one level of `awari-solver depth`.
+pub fn print_depth(r: &crate::depth::LevelDepth) {
+    let n = r.level;
+    let size = awari_db::level_size(n);
+    let Some(d) = &r.report else {
+        println!(
+            "level {n:>2}: depth table kept ({})",
+            sys::human(r.table_bytes)
+        );
+        return;
+    };
+    let anon = r.peak_anon.map_or(String::new(), |p| {
+        format!(
+            ", peak anon {} ({:.2} B/pos)",
+            sys::human(p),
+            p as f64 / size.max(1) as f64
+        )
+    });
+    let resumed = match d.resumed {
+        None => String::new(),
+        Some(None) => ", resumed in wave 0".into(),
+        Some(Some(k)) => format!(", resumed after wave {k}"),
+    };
+    let converted = d.histogram.first().copied().unwrap_or(0) - d.draws;
+    println!(
+        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{resumed}; {} ({})",
+        d.max_depth,
+        d.draws,
+        converted,
+        r.seconds,
+        si(size as f64 / r.seconds.max(1e-9)),
+        d.exits.passes,
+        if d.exits.passes == 1 { "" } else { "es" },
+        d.table
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+        sys::human(r.table_bytes)
+    );
+}
+
+/// The last line of `awari-solver depth`.
+pub fn print_depth_total(done: &[crate::depth::LevelDepth], seconds: f64) {
+    let made: Vec<_> = done.iter().filter(|r| r.report.is_some()).collect();
+    let positions: u64 = made.iter().map(|r| awari_db::level_size(r.level)).sum();
+    let bytes: u64 = made.iter().map(|r| r.table_bytes).sum();
+    let deepest = made
+        .iter()
+        .filter_map(|r| r.report.as_ref().map(|d| (d.max_depth, r.level)))
+        .max();
+    println!(
+        "{} depth table(s) written, {} kept: {positions} positions, {} in {seconds:.2} s{}",
+        made.len(),
+        done.len() - made.len(),
+        sys::human(bytes),
+        deepest.map_or(String::new(), |(d, n)| format!(
+            "; the longest conversion: {d} plies (level {n})"
+        ))
+    );
 }
 
 /// A rate with an SI prefix: 9.87M.

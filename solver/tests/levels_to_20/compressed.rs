@@ -137,6 +137,8 @@ fn the_probe_form_resolves_to_the_plain_values() {
                 method: awari_solver::verify::Method::Auto,
                 memory: None,
                 keep: 10,
+                prove: false,
+                work: None,
             },
             &Silent,
         )
