@@ -238,6 +238,10 @@ pub enum Command {
         /// One JSON document on stdout.
         #[arg(long)]
         json: bool,
+        /// The histogram of depths to conversion instead (from the level's depth table), won
+        /// and lost positions apart, with the first position of the largest depth.
+        #[arg(long, conflicts_with = "all_configurations")]
+        depth: bool,
     },
 }
 

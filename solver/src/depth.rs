@@ -91,13 +91,19 @@ const CHUNK: u64 = 1 << 20;
 const PER_WORD: u64 = 32;
 /// Positions per bit of the map of blocks holding new positions.
 const BLOCK: u64 = 2048;
-/// Chunks collected (or merged into the table) together, in parallel.
-const WINDOW: u64 = 32;
+/// Chunks worked on together, in parallel, per thread (their records are held at once:
+/// up to 8 bytes per position of a chunk).
+const WINDOW_PER_THREAD: u64 = 2;
+
+/// Chunks worked on together: [`WINDOW_PER_THREAD`] per thread.
+fn window() -> u64 {
+    WINDOW_PER_THREAD * rayon::current_num_threads() as u64
+}
 /// Bytes of wave records propagated together.
 const WAVE_BATCH: usize = 4 << 20;
 /// Wave entries whose predecessors are generated together (their misses overlap).
 const BATCH: usize = 32;
-/// Fixed memory besides the per-position parts.
+/// Fixed memory besides the per-position parts (with the windows' records, per thread).
 const FIXED: u64 = 32 << 20;
 /// The most exit buckets (passes over the lower levels) wave 0 makes.
 const MAX_PASSES: u64 = 16;
@@ -165,6 +171,20 @@ pub struct Unproven {
     pub value: i8,
 }
 
+/// An entry whose stored value is not the best of its moves (`verify --prove`'s check).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inconsistent {
+    /// Its index.
+    pub index: u64,
+    /// Its board.
+    pub board: Board,
+    /// The value stored.
+    pub stored: i8,
+    /// The value its children give (`i8::MIN`: a position with no move and no terminal rule,
+    /// which cannot happen).
+    pub recomputed: i8,
+}
+
 /// What a depth pass found.
 #[derive(Clone, Debug)]
 pub struct DepthReport {
@@ -189,6 +209,11 @@ pub struct DepthReport {
     pub resumed: Option<Option<u32>>,
     /// Bytes of wave files written (this run).
     pub wave_bytes: u64,
+    /// With [`DepthPass::check_values`]: entries whose value is not the best of their moves
+    /// (over every run), and the first of them found by this one.
+    pub inconsistent: u64,
+    /// See `inconsistent`.
+    pub inconsistent_examples: Vec<Inconsistent>,
     /// The depth table written, when one was.
     pub table: Option<PathBuf>,
 }
@@ -210,6 +235,8 @@ struct Carried {
     exits_read: u64,
     passes: u32,
     resumes: u32,
+    /// Mismatches the value check found in the buckets done.
+    mismatches: u64,
 }
 
 /// The work files of level `n`'s depth pass in `dir`: the checkpoint, and wave file `k`.
@@ -308,6 +335,10 @@ pub struct DepthPass<'a> {
     started: Instant,
     resumed: Option<Option<u32>>,
     wave_bytes: AtomicU64,
+    /// With [`DepthPass::check_values`]: how many mismatches to keep.
+    check: Option<usize>,
+    mismatches: AtomicU64,
+    mismatch_examples: Mutex<Vec<Inconsistent>>,
 }
 
 impl<'a> DepthPass<'a> {
@@ -351,6 +382,9 @@ impl<'a> DepthPass<'a> {
             started: Instant::now(),
             resumed: None,
             wave_bytes: AtomicU64::new(0),
+            check: None,
+            mismatches: AtomicU64::new(0),
+            mismatch_examples: Mutex::new(Vec::new()),
         };
         match pass.read_checkpoint() {
             Ok(Some((stage, carried))) => {
@@ -369,6 +403,14 @@ impl<'a> DepthPass<'a> {
             }
         }
         Ok(pass)
+    }
+
+    /// Also recompute every entry from its children in wave 0, keeping the first `keep`
+    /// mismatches (the consistency check of `verify`, done in the pass's own stream of the
+    /// lower levels; see [`DepthReport::inconsistent`]).
+    pub fn check_values(mut self, keep: usize) -> Self {
+        self.check = Some(keep);
+        self
     }
 
     /// Run the pass to its end. With `write`, the depth table `level-NN.depth` is written into
@@ -476,6 +518,8 @@ impl<'a> DepthPass<'a> {
             resumed: self.resumed,
             wave_bytes: self.wave_bytes.load(Relaxed),
             table,
+            inconsistent: self.carried.mismatches + self.mismatches.load(Relaxed),
+            inconsistent_examples: self.mismatch_examples.into_inner().expect("no panic"),
         })
     }
 
@@ -540,7 +584,7 @@ impl<'a> DepthPass<'a> {
                 progress,
             )?;
             let chunks: Vec<u64> = (lo..hi).step_by(CHUNK as usize).collect();
-            for window in chunks.chunks(WINDOW as usize) {
+            for window in chunks.chunks(window() as usize) {
                 let records: Vec<Vec<u8>> = window
                     .par_iter()
                     .map(|&start| {
@@ -577,22 +621,74 @@ impl<'a> DepthPass<'a> {
     /// The positions of `start..end` at depth 0 that are won or lost (their exits from
     /// `exits[0..]`): a winner whose exit achieves its value, a loser with no quiet child of the
     /// opposite value. Offsets in the chunk, with the win flag.
+    ///
+    /// With [`DepthPass::check_values`], each entry is also recomputed from its children (the
+    /// best of its exit and of `−value(child)` over its quiet moves, or its terminal value)
+    /// and compared with the stored one.
     fn seeds_of(&self, start: u64, end: u64, exits: &[AtomicI8]) -> Vec<(u32, bool)> {
         let mut out = Vec::new();
+        let mut counter = QuietMoves::new();
         for (k, board) in self.level.boards(start..end).enumerate() {
             let v = self.values.get(start + k as u64);
-            let seed = match v.signum() {
-                0 => false,
-                1 => exits[k].load(Relaxed) == v,
-                _ => board.all_quiet_children(self.rules, &self.level, None, |c| {
-                    self.values.get(c) != -v
-                }),
+            let exit = exits[k].load(Relaxed);
+            let seed = if self.check.is_some() {
+                self.check_entry(start + k as u64, &board, v, exit, &mut counter)
+            } else {
+                match v.signum() {
+                    0 => false,
+                    1 => exit == v,
+                    _ => board.all_quiet_children(self.rules, &self.level, None, |c| {
+                        self.values.get(c) != -v
+                    }),
+                }
             };
             if seed {
                 out.push((k as u32, v > 0));
             }
         }
         out
+    }
+
+    /// Recompute entry `idx` (its board, stored value `v`, exit `exit`) from its children,
+    /// recording a mismatch; returns whether it is a wave-0 position (as [`DepthPass::seeds_of`]
+    /// decides without the check).
+    fn check_entry(
+        &self,
+        idx: u64,
+        board: &Board,
+        v: i8,
+        exit: i8,
+        counter: &mut QuietMoves,
+    ) -> bool {
+        let (recomputed, optimal_quiet) = match counter.count(board, self.rules) {
+            Err(t) => (t, false),
+            Ok(_) => {
+                let (mut best, mut optimal) = (exit, false);
+                board.for_each_ranked_quiet_child(self.rules, &self.level, |c| {
+                    let m = -self.values.get(c);
+                    best = best.max(m);
+                    optimal |= m == v;
+                });
+                (best, optimal)
+            }
+        };
+        if recomputed != v {
+            self.mismatches.fetch_add(1, Relaxed);
+            let mut ex = self.mismatch_examples.lock().expect("no panic holds it");
+            if ex.len() < self.check.unwrap_or(0) {
+                ex.push(Inconsistent {
+                    index: idx,
+                    board: *board,
+                    stored: v,
+                    recomputed,
+                });
+            }
+        }
+        match v.signum() {
+            0 => false,
+            1 => exit == v,
+            _ => !optimal_quiet,
+        }
     }
 
     // ----- the waves -----------------------------------------------------------------------
@@ -730,8 +826,9 @@ impl<'a> DepthPass<'a> {
         let chunks = self.level.size().div_ceil(CHUNK);
         let mut count = 0u64;
         let mut bytes = 0u64;
-        for first in (0..chunks).step_by(WINDOW as usize) {
-            let records: Vec<(u64, Vec<u8>)> = (first..(first + WINDOW).min(chunks))
+        let window = window();
+        for first in (0..chunks).step_by(window as usize) {
+            let records: Vec<(u64, Vec<u8>)> = (first..(first + window).min(chunks))
                 .into_par_iter()
                 .map(|c| {
                     let found = self.collect_chunk(c);
@@ -857,8 +954,9 @@ impl<'a> DepthPass<'a> {
             .collect::<Result<Vec<_>, _>>()?;
         let chunks = size.div_ceil(CHUNK);
         let w = usize::from(width);
-        for first in (0..chunks).step_by(WINDOW as usize) {
-            let last = (first + WINDOW).min(chunks);
+        let window = window();
+        for first in (0..chunks).step_by(window as usize) {
+            let last = (first + window).min(chunks);
             // The records of every wave for these chunks: (chunk, depth, body).
             let mut records: Vec<(u32, u16, Vec<u8>)> = Vec::new();
             for (k, r) in &mut readers {
@@ -912,13 +1010,14 @@ impl<'a> DepthPass<'a> {
     ///     56    8  seconds so far (f64 LE)
     ///     64    8  exits seconds (f64 LE)
     ///     72    8  exits bytes read from storage, u64 LE
-    ///     80    8  XXH3-64 of bytes 0..80
+    ///     80    8  mismatches the value check found so far, u64 LE
+    ///     88    8  XXH3-64 of bytes 0..88
     /// ```
     fn write_checkpoint(&self) -> Result<(), DepthError> {
         let n = self.level.seeds();
         let path = resume_path(&self.out, n);
         let tmp = tmp_path(&path);
-        let mut h = [0u8; 88];
+        let mut h = [0u8; CKPT_LEN];
         h[0..8].copy_from_slice(CKPT_MAGIC);
         h[8..12].copy_from_slice(&1u32.to_le_bytes());
         h[12] = self.rules.code();
@@ -938,8 +1037,10 @@ impl<'a> DepthPass<'a> {
         h[56..64].copy_from_slice(&seconds.to_le_bytes());
         h[64..72].copy_from_slice(&self.carried.exits_seconds.to_le_bytes());
         h[72..80].copy_from_slice(&self.carried.exits_read.to_le_bytes());
-        let digest = xxhash_rust::xxh3::xxh3_64(&h[..80]);
-        h[80..88].copy_from_slice(&digest.to_le_bytes());
+        let mismatches = self.carried.mismatches + self.mismatches.load(Relaxed);
+        h[80..88].copy_from_slice(&mismatches.to_le_bytes());
+        let digest = xxhash_rust::xxh3::xxh3_64(&h[..88]);
+        h[88..96].copy_from_slice(&digest.to_le_bytes());
         let io = |source| TableError::Io {
             path: tmp.clone(),
             source,
@@ -957,7 +1058,7 @@ impl<'a> DepthPass<'a> {
     fn read_checkpoint(&self) -> Result<Option<(Stage, Carried)>, String> {
         let n = self.level.seeds();
         let path = resume_path(&self.out, n);
-        let mut h = [0u8; 88];
+        let mut h = [0u8; CKPT_LEN];
         match File::open(&path) {
             Ok(mut f) => f
                 .read_exact(&mut h)
@@ -971,7 +1072,7 @@ impl<'a> DepthPass<'a> {
         let bad = |why: &str| Err(format!("checkpoint {}: {why}", path.display()));
         if &h[0..8] != CKPT_MAGIC
             || u32_at(8) != 1
-            || xxhash_rust::xxh3::xxh3_64(&h[..80]) != u64_at(80)
+            || xxhash_rust::xxh3::xxh3_64(&h[..88]) != u64_at(88)
         {
             return bad("not a valid checkpoint of this version");
         }
@@ -1010,12 +1111,14 @@ impl<'a> DepthPass<'a> {
                 exits_read: u64_at(72),
                 passes: u32_at(52),
                 resumes: u32_at(20),
+                mismatches: u64_at(80),
             },
         )))
     }
 }
 
 const CKPT_MAGIC: &[u8; 8] = b"AWARIDRS";
+const CKPT_LEN: usize = 96;
 
 /// Reads a wave file back, record by record (chunk, body).
 struct WaveReader {

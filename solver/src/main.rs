@@ -198,8 +198,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             stones,
             all_configurations,
             json,
+            depth,
         } => {
             let levels = Levels::open(&db, None)?;
+            if depth {
+                let h = stats::depth_histogram(&levels, stones)?;
+                if json {
+                    println!("{}", stats::depth_to_json(stones, &h));
+                } else {
+                    report::print_depth_histogram(stones, &h);
+                }
+                return Ok(());
+            }
             levels.advise(awari_db::Access::Random); // full-row boards look up their children
             let (positions, hist) = stats::histogram(&levels, stones, all_configurations)?;
             if json {

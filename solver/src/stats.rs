@@ -107,3 +107,118 @@ pub fn to_json(n: u32, positions: u64, hist: &BTreeMap<i8, u64>) -> serde_json::
     }
     serde_json::json!({"stones": n, "positions": positions, "histogram": h})
 }
+
+/// The depths to conversion of one level, counted from its depth table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepthHistogram {
+    /// Positions of the level.
+    pub positions: u64,
+    /// Drawn positions (depth 0).
+    pub draws: u64,
+    /// Won positions per depth (index: the depth).
+    pub won: Vec<u64>,
+    /// Lost positions per depth.
+    pub lost: Vec<u64>,
+    /// The first position (by index) of the largest depth: index, board, value.
+    pub deepest: Option<(u64, Board, i8)>,
+}
+
+impl DepthHistogram {
+    /// The largest depth (0 for a level without won or lost positions).
+    pub fn max_depth(&self) -> usize {
+        self.won.len().max(self.lost.len()).saturating_sub(1)
+    }
+}
+
+/// The histogram of depths to conversion of level `n`, from its depth table, by the sign of
+/// each position's value.
+pub fn depth_histogram(levels: &Levels, n: u32) -> Result<DepthHistogram, DbError> {
+    let table = levels.require(n)?;
+    let depth = levels.depth_table(n).ok_or_else(|| {
+        DbError::Table(awari_db::TableError::Io {
+            path: awari_db::depth_path(levels.dir(), n),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no depth table: add one with awari-solver depth",
+            ),
+        })
+    })?;
+    let size = table.header().entries;
+    let merge = |mut a: DepthHistogram, b: DepthHistogram| {
+        a.positions += b.positions;
+        a.draws += b.draws;
+        for (x, y) in [(&mut a.won, &b.won), (&mut a.lost, &b.lost)] {
+            if x.len() < y.len() {
+                x.resize(y.len(), 0);
+            }
+            for (p, q) in x.iter_mut().zip(y) {
+                *p += q;
+            }
+        }
+        let depth_of =
+            |d: &Option<(u64, Board, i8)>| d.map(|(i, _, _)| (depth.entry(i), u64::MAX - i));
+        if depth_of(&b.deepest) > depth_of(&a.deepest) {
+            a.deepest = b.deepest;
+        }
+        a
+    };
+    (0..size.div_ceil(1 << 20))
+        .into_par_iter()
+        .map(|c| -> Result<DepthHistogram, DbError> {
+            let start = c << 20;
+            let mut buf = Vec::new();
+            let values = table.read(start..((c + 1) << 20).min(size), &mut buf)?;
+            let mut h = DepthHistogram {
+                positions: values.len() as u64,
+                ..DepthHistogram::default()
+            };
+            let mut best: Option<(u16, u64)> = None;
+            for (k, &b) in values.iter().enumerate() {
+                let v = b as i8;
+                let i = start + k as u64;
+                let d = depth.entry(i);
+                let side = match v.signum() {
+                    0 => {
+                        h.draws += 1;
+                        continue;
+                    }
+                    1 => &mut h.won,
+                    _ => &mut h.lost,
+                };
+                if side.len() <= usize::from(d) {
+                    side.resize(usize::from(d) + 1, 0);
+                }
+                side[usize::from(d)] += 1;
+                if best.is_none_or(|(bd, _)| d > bd) {
+                    best = Some((d, i));
+                }
+            }
+            h.deepest = best.map(|(_, i)| {
+                (
+                    i,
+                    awari_db::Level::new(n).unrank(i),
+                    values[(i - start) as usize] as i8,
+                )
+            });
+            Ok(h)
+        })
+        .try_reduce(DepthHistogram::default, |a, b| Ok(merge(a, b)))
+}
+
+/// The depth histogram as one JSON document: `{"stones":N,"positions":P,"max_depth":D,
+/// "draws":c,"won":[c0,c1,…],"lost":[…],"deepest":{"index":i,"board":[12],"value":v}}`,
+/// `won[d]` the won positions at depth d.
+pub fn depth_to_json(n: u32, h: &DepthHistogram) -> serde_json::Value {
+    let deepest = h
+        .deepest
+        .map(|(i, b, v)| serde_json::json!({"index": i, "board": b.pits().to_vec(), "value": v}));
+    serde_json::json!({
+        "stones": n,
+        "positions": h.positions,
+        "max_depth": h.max_depth(),
+        "draws": h.draws,
+        "won": h.won,
+        "lost": h.lost,
+        "deepest": deepest,
+    })
+}

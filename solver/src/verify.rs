@@ -406,23 +406,47 @@ pub fn verify_level(
         Method::Streamed => false,
         Method::Auto => levels.depth_table(n).is_some() || probe_form,
     };
-    let mut verdict = if lookup {
-        verify_level_lookup(levels, n, options.keep, progress)?
+    if options.prove && levels.depth_table(n).is_none() && !probe_form {
+        return prove_level(levels, n, options, progress);
+    }
+    if lookup {
+        verify_level_lookup(levels, n, options.keep, progress)
     } else {
         let bucket = streamed_bucket(n, options.memory);
-        verify_level_streamed(levels, n, options.keep, bucket, progress)?
+        verify_level_streamed(levels, n, options.keep, bucket, progress)
+    }
+}
+
+/// `verify --prove` of a level without a depth table: its checksum, then one depth pass (see
+/// [`crate::depth`]) that recomputes every entry from its children in its stream of the lower
+/// levels and computes every depth; the level is proven when no entry differs and every won
+/// or lost position has a depth.
+fn prove_level(
+    levels: &Levels,
+    n: u32,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> Result<LevelVerdict, DbError> {
+    let table = levels.require(n)?;
+    let mut verdict = LevelVerdict {
+        level: n,
+        checksum: table.verify().err(),
+        failures: 0,
+        examples: Vec::new(),
+        depth_checked: false,
+        passes: 0,
+        proof: None,
     };
-    if options.prove && verdict.passed() && !verdict.depth_checked {
-        let work = options.work.as_deref().unwrap_or(levels.dir());
-        let report = crate::depth::compute_depth(
-            levels,
-            n,
-            work,
-            options.memory,
-            false,
-            options.keep,
-            progress,
-        )
+    if verdict.checksum.is_some() {
+        return Ok(verdict);
+    }
+    let work = options.work.as_deref().unwrap_or(levels.dir());
+    let bucket = crate::depth::exit_bucket(n, options.memory);
+    let report = crate::depth::DepthPass::open(levels, n, work, bucket)
+        .and_then(|p| {
+            p.check_values(options.keep)
+                .run(false, options.keep, progress)
+        })
         .map_err(|e| match e {
             crate::depth::DepthError::Db(e) => e,
             crate::depth::DepthError::Table(e) => DbError::Table(e),
@@ -431,12 +455,24 @@ pub fn verify_level(
                 source: std::io::Error::other(other.to_string()),
             }),
         })?;
-        verdict.proof = Some(Proof {
-            max_depth: report.max_depth,
-            unproven: report.unproven,
-            examples: report.examples,
-        });
-    }
+    verdict.failures = report.inconsistent;
+    verdict.examples = report
+        .inconsistent_examples
+        .iter()
+        .map(|m| Mismatch {
+            level: n,
+            index: m.index,
+            board: m.board,
+            what: format!("stored {}, recomputed {}", m.stored, m.recomputed),
+        })
+        .collect();
+    verdict.examples.sort_by_key(|m| m.index);
+    verdict.passes = report.exits.passes;
+    verdict.proof = Some(Proof {
+        max_depth: report.max_depth,
+        unproven: report.unproven,
+        examples: report.examples,
+    });
     Ok(verdict)
 }
 

@@ -158,3 +158,181 @@ fn missing_levels_and_probe_form_are_errors() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+
+fn solver(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN).args(args).output().unwrap()
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `verify` passes a consistent but false table as consistent and says it is not proven;
+/// `verify --prove` fails on it, naming a board of the cycle; on the true table it says
+/// "proven" at every level.
+#[test]
+fn verify_prove_rejects_a_false_cycle() {
+    let rules = Rules::Awari;
+    let good = values_dir("prove-good", rules, 12);
+    let o = solver(&["verify", "--db", s(&good), "--prove"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for n in (0..=12).filter(|&n| level_exists(n)) {
+        assert!(
+            t.contains(&format!("level {n:>2}: ok")) && t.contains("proven: every win"),
+            "{t}"
+        );
+    }
+    assert!(t.contains("verified: every value is the game value"), "{t}");
+    // No work files are left behind, and no depth table is written.
+    let names: Vec<String> = std::fs::read_dir(&good)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().all(|f| f.ends_with(".values")), "{names:?}");
+
+    let bad = values_dir("prove-bad", rules, 2);
+    let changed = common::make_false_cycle(&bad, rules, 2);
+    let o = solver(&["verify", "--db", s(&bad)]);
+    let t = text(&o);
+    assert!(o.status.success(), "the plain check passes it: {t}");
+    assert!(
+        t.contains("level  2: ok") && t.contains("not proven"),
+        "{t}"
+    );
+    let o = solver(&["verify", "--db", s(&bad), "--prove"]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("level  2: NOT PROVEN"), "{t}");
+    assert!(
+        t.contains(&format!("board {}: stored", changed[0])),
+        "names the relabelled board {}: {t}",
+        changed[0]
+    );
+    // `depth` refuses it too, in one line, and writes no table for it.
+    let o = solver(&["depth", "--db", s(&bad)]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("no finite depth"), "{t}");
+    assert!(!depth_path(&bad, 2).exists());
+    // A changed value (checksum recomputed) fails the proof's own consistency check, named.
+    let changed = temp("depth-prove-changed");
+    common::copy_levels(&good, &changed, 0..=12);
+    let level = Level::new(12);
+    let mut data = std::fs::read(awari_db::level_path(&good, 12)).unwrap()[64..].to_vec();
+    let i = (0..level.size())
+        .find(|&i| data[i as usize] as i8 > 2)
+        .unwrap();
+    data[i as usize] = (data[i as usize] as i8 - 2) as u8;
+    awari_db::write_table(
+        awari_db::level_path(&changed, 12),
+        awari_db::Header::values(rules, 12),
+        &data,
+    )
+    .unwrap();
+    let o = solver(&["verify", "--db", s(&changed), "--prove", "--stones", "12"]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("level 12: FAILED"), "{t}");
+    assert!(
+        t.contains(&format!("index {i} board {}:", level.unrank(i))),
+        "{t}"
+    );
+    for d in [good, bad, changed] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// `depth` on a directory of raw VU `scores.N` files, into another directory: the values are
+/// linked there, the depth tables equal those of our own tables, and the result probes and
+/// verifies as a database of its own.
+#[test]
+fn depth_on_raw_files_into_another_directory() {
+    let ours = values_dir("raw-ours", Rules::Awari, 12);
+    let raw = temp("depth-raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    for n in (0..=12).filter(|&n| level_exists(n)) {
+        let data = std::fs::read(awari_db::level_path(&ours, n)).unwrap();
+        std::fs::write(awari_db::raw_path(&raw, n), &data[64..]).unwrap();
+    }
+    let out = temp("depth-raw-out");
+    let o = solver(&["depth", "--db", s(&raw), "--out", s(&out)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = solver(&["depth", "--db", s(&ours)]);
+    assert!(o.status.success(), "{}", text(&o));
+    for n in (0..=12).filter(|&n| level_exists(n)) {
+        assert_eq!(
+            std::fs::read(depth_path(&out, n)).unwrap(),
+            std::fs::read(depth_path(&ours, n)).unwrap(),
+            "level {n}"
+        );
+        assert!(!depth_path(&raw, n).exists());
+    }
+    let levels = Levels::open(&out, None).unwrap();
+    assert!(levels.is_raw());
+    assert!(levels.depth_table(12).is_some());
+    // Run again: every table is kept.
+    let o = solver(&["depth", "--db", s(&raw), "--out", s(&out)]);
+    let t = text(&o);
+    assert!(
+        o.status.success() && t.contains("0 depth table(s) written"),
+        "{t}"
+    );
+    let o = solver(&["verify", "--db", s(&out)]);
+    let t = text(&o);
+    assert!(
+        o.status.success() && t.contains("depths well-founded"),
+        "{t}"
+    );
+    for d in [ours, raw, out] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A `depth` run killed (SIGKILL) at ten moments, in wave 0 and in the waves, then run to its
+/// end, writes the same tables as an uninterrupted run.
+#[test]
+fn killed_depth_runs_resume_to_the_same_tables() {
+    let top = 17;
+    let clean = values_dir("kill-clean", Rules::Awari, top);
+    let killed = temp("depth-kill-killed");
+    common::copy_levels(&clean, &killed, 0..=top);
+    let o = solver(&["depth", "--db", s(&clean), "--threads", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    for trial in 0..10u64 {
+        let mut child = std::process::Command::new(BIN)
+            .args(["depth", "--threads", "2", "--memory", "40M", "--db"])
+            .arg(&killed)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150 * (trial + 1)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let o = solver(&["depth", "--threads", "2", "--db", s(&killed)]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    eprintln!("{t}");
+    for n in (0..=top).filter(|&n| level_exists(n)) {
+        assert!(
+            std::fs::read(depth_path(&clean, n)).unwrap()
+                == std::fs::read(depth_path(&killed, n)).unwrap(),
+            "level {n} differs after kills"
+        );
+    }
+    for d in [clean, killed] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
