@@ -62,6 +62,14 @@ pub enum DbError {
         /// The missing level.
         seeds: u32,
     },
+    /// A level that a depth lookup needs has no depth table.
+    #[error("level {seeds} of {} has no depth table: add one with awari-solver depth --db {} --stones {seeds}", dir.display(), dir.display())]
+    MissingDepth {
+        /// The directory.
+        dir: PathBuf,
+        /// The level.
+        seeds: u32,
+    },
     /// Tables of different rule sets in one directory, or a rule set other than the one asked for.
     #[error("{} holds {got} tables, expected {expected} (one rule set per database directory)", dir.display())]
     RulesMismatch {

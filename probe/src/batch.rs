@@ -37,15 +37,27 @@ const BLOCK: usize = 1 << 20;
 /// Lines per task within a block.
 const TASK: usize = 1 << 10;
 
-/// Read boards from `input`, one per line, and write one value (or, with `json`, `show`'s
-/// JSON document) per line to `output`.
+/// What `batch` prints per board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Its value.
+    Value,
+    /// Its value and its depth to conversion, `value depth` (every level asked must have a
+    /// depth table).
+    ValueDepth,
+    /// `show`'s JSON document.
+    Json,
+}
+
+/// Read boards from `input`, one per line, and write one answer per line to `output`: its
+/// value, its value and depth, or `show`'s JSON document (see [`Answer`]).
 ///
 /// Input is read in blocks of whole lines, and each block is answered on all cores, its
 /// answers written in input order. The first bad line stops the run with its line number,
 /// after every line before it has been answered. Blank lines get no answer.
 pub fn run(
     db: &Database,
-    json: bool,
+    answer: Answer,
     mut input: impl Read,
     mut output: impl Write,
 ) -> Result<(), BatchError> {
@@ -86,8 +98,9 @@ pub fn run(
             .map(|(t, (text, chunk))| {
                 text.clear();
                 let start = first + (t * TASK) as u64;
-                if !json {
-                    return answer_values(db, chunk, start, text).err();
+                if answer != Answer::Json {
+                    return answer_values(db, chunk, start, answer == Answer::ValueDepth, text)
+                        .err();
                 }
                 for (k, line) in chunk.iter().enumerate() {
                     if let Err(e) = answer_json(db, line, start + k as u64, text) {
@@ -173,6 +186,7 @@ fn answer_values(
     db: &Database,
     lines: &[&[u8]],
     first: u64,
+    depth: bool,
     out: &mut Vec<u8>,
 ) -> Result<(), BatchError> {
     const GROUP: usize = 16;
@@ -202,18 +216,36 @@ fn answer_values(
             }
         }
         let answered = failure.as_ref().map_or(group.len(), |f| f.0);
+        let mut boards: [Option<Board>; GROUP] = [None; GROUP];
         // A compressed table's segments, now that their index records are in cache.
         for (board, i) in entries.iter().take(answered).flatten() {
             if let Ok(table) = db.levels().require(board.seeds()) {
                 table.prefetch_segment(*i);
             }
         }
-        for (v, entry) in values.iter_mut().zip(entries).take(answered) {
+        for (k, (v, entry)) in values.iter_mut().zip(entries).take(answered).enumerate() {
             if let Some((board, i)) = entry {
                 *v = Some(db.levels().lookup(&board, i)?);
+                boards[k] = Some(board);
             }
         }
-        for v in values.iter().take(answered).flatten() {
+        if depth {
+            // Boards with a full opponent row were valued by one ply: find them again.
+            for (k, line) in group.iter().enumerate().take(answered) {
+                if boards[k].is_none() && values[k].is_some() {
+                    boards[k] = parse_line(line, first + (g * GROUP + k) as u64)?;
+                }
+            }
+        }
+        for (v, board) in values.iter().zip(&boards).take(answered) {
+            let Some(v) = v else { continue };
+            let d = match board.filter(|_| depth) {
+                Some(board) => Some(db.depth(&board)?.ok_or_else(|| DbError::MissingDepth {
+                    dir: db.levels().dir().to_path_buf(),
+                    seeds: board.seeds(),
+                })?),
+                None => None,
+            };
             if *v < 0 {
                 out.push(b'-');
             }
@@ -222,6 +254,10 @@ fn answer_values(
                 out.push(b'0' + a / 10);
             }
             out.push(b'0' + a % 10);
+            if let Some(d) = d {
+                out.push(b' ');
+                out.extend_from_slice(d.to_string().as_bytes());
+            }
             out.push(b'\n');
         }
         if let Some((_, e)) = failure {

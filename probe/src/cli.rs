@@ -74,6 +74,11 @@ pub enum Command {
         /// Print the JSON of `show` for each board instead of its value.
         #[arg(long)]
         json: bool,
+        /// Print `value depth` for each board: its value and its depth to conversion (plies
+        /// until a capture or the end of the game with perfect play; every level asked must
+        /// have a depth table, see awari-solver depth).
+        #[arg(long, conflicts_with = "json")]
+        depth: bool,
     },
     /// Serve the database over HTTP: a JSON API (/api/position, /api/line, /api/batch,
     /// /api/health) and, at /, a page to explore and play perfect Awari.

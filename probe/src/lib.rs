@@ -62,6 +62,9 @@ pub struct Report {
     pub terminal: Option<i8>,
     /// The value for the side to move, with a database.
     pub value: Option<i8>,
+    /// Its depth to conversion: plies until a capture or the end of the game with perfect
+    /// play (0 for a draw), where the level has a depth table.
+    pub depth: Option<u16>,
     /// The six pits.
     pub pits: [PitReport; 6],
     /// The perfect pits (empty without a database): those whose value equals the position's,
@@ -121,6 +124,46 @@ impl Database {
             .map(|(m, v)| (m.pit, m.captures, Some(m.child), *v))
             .collect();
         perfect_pits(&self.levels, board, best, &pits)
+    }
+
+    /// The depth to conversion of `board` (see [`perfect_pits`]): plies until a capture or
+    /// the end of the game with perfect play, 0 for a draw; `None` where its level has no
+    /// depth table. A board whose opponent row is full is given one ply: as a won position,
+    /// 0 if a capture achieves its value, else 1 + the smallest depth of a value-optimal quiet
+    /// child; as a lost one, 1 + the largest (0 when only captures keep its value).
+    pub fn depth(&self, board: &Board) -> Result<Option<u16>, DbError> {
+        let seeds = board.seeds();
+        if self.levels.depth_table(seeds).is_none() {
+            return Ok(None);
+        }
+        if Level::new(seeds).rank(board).is_some() {
+            return Ok(self.levels.depth(board));
+        }
+        let value = self.value(board)?;
+        if value == 0 {
+            return Ok(Some(0));
+        }
+        let mut quiet: Option<u16> = None;
+        let mut capture = false;
+        for (m, v) in self.moves(board)? {
+            if v != value {
+                continue;
+            }
+            if m.captures > 0 {
+                capture = true;
+            } else {
+                let d = self.levels.depth(&m.child).unwrap_or(0);
+                quiet = Some(match quiet {
+                    None => d,
+                    Some(q) if value > 0 => q.min(d),
+                    Some(q) => q.max(d),
+                });
+            }
+        }
+        Ok(Some(match (value > 0, capture, quiet) {
+            (true, true, _) | (_, _, None) => 0,
+            (_, _, Some(d)) => d + 1,
+        }))
     }
 }
 
@@ -225,6 +268,10 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
         (Some(_), None, Some(t)) => Some(t),
         (Some(_), None, None) => pits.iter().filter_map(|p| p.value).max(),
     };
+    let depth = match (db, value) {
+        (Some(db), Some(_)) => db.depth(board)?,
+        _ => None,
+    };
     let best = match (value, terminal, db) {
         (Some(v), None, Some(db)) => {
             let candidates: Vec<(u8, u8, Option<Board>, i8)> = pits
@@ -241,6 +288,7 @@ pub fn report(board: &Board, rules: Rules, db: Option<&Database>) -> Result<Repo
         index,
         terminal,
         value,
+        depth,
         pits,
         best,
     })
@@ -391,6 +439,7 @@ impl Report {
             "index": self.index,
             "terminal": self.terminal.is_some(),
             "value": self.value,
+            "depth": self.depth,
             "moves": self.pits.iter().map(|p| json!({
                 "pit": p.pit,
                 "legal": p.legal,
@@ -435,6 +484,8 @@ impl Report {
         w.bool(self.terminal.is_some());
         w.text(b",\"value\":");
         w.opt(self.value.map(i64::from));
+        w.text(b",\"depth\":");
+        w.opt(self.depth.map(i64::from));
         w.text(b",\"moves\":[");
         for (i, p) in self.pits.iter().enumerate() {
             if i > 0 {
@@ -486,6 +537,18 @@ impl Report {
         }
         if let Some(v) = self.value {
             s.push_str(&format!("value: {v:+} ({})\n", value_in_words(v)));
+        }
+        if let Some(d) = self.depth {
+            s.push_str(&format!(
+                "depth: {d} ({})\n",
+                match (d, self.value.unwrap_or(0).signum()) {
+                    (_, 0) => "a draw: nothing to convert".to_string(),
+                    (0, 1) => "a capture, or the end of the game, realises the value now".into(),
+                    (0, _) => "only captures keep the value: it is realised now".into(),
+                    (_, 1) => "plies until a capture realises the win, with perfect play".into(),
+                    (_, _) => "plies the loss can be held before a capture realises it".into(),
+                }
+            ));
         }
         s.push_str("moves:\n");
         for p in &self.pits {

@@ -163,7 +163,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Batch { db, json } => batch(open_db(db.db, None)?, json),
+        Command::Batch { db, json, depth } => {
+            let answer = match (json, depth) {
+                (true, _) => awari_probe::batch::Answer::Json,
+                (false, true) => awari_probe::batch::Answer::ValueDepth,
+                (false, false) => awari_probe::batch::Answer::Value,
+            };
+            batch(open_db(db.db, None)?, answer)
+        }
         Command::Serve { db, addr } => serve(open_db(db.db, None)?, addr),
     }
 }
@@ -192,10 +199,10 @@ fn serve(_: Database, _: std::net::SocketAddr) -> anyhow::Result<()> {
 }
 
 /// `batch` on stdin and stdout; a bad line is a usage error (exit code 2).
-fn batch(db: Database, json: bool) -> anyhow::Result<()> {
+fn batch(db: Database, answer: awari_probe::batch::Answer) -> anyhow::Result<()> {
     use awari_probe::batch::BatchError;
     let out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    awari_probe::batch::run(&db, json, std::io::stdin().lock(), out).map_err(|e| match e {
+    awari_probe::batch::run(&db, answer, std::io::stdin().lock(), out).map_err(|e| match e {
         BatchError::Line { .. } => anyhow::Error::new(UsageError(e.to_string())),
         // Kept an io::Error, so that a closed pipe ends the run quietly.
         BatchError::Io { what, source } => anyhow::Error::new(source).context(what),

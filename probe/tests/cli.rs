@@ -285,6 +285,52 @@ fn without_depth_tables_lines_never_claim_a_wrong_score() {
     std::fs::remove_dir_all(&values_only).unwrap();
 }
 
+/// `batch --depth` prints `value depth`, the depth that `show` gives (boards with a full
+/// opponent row included, valued and deepened by one ply), and a level without a depth table
+/// is a one-line error.
+#[test]
+fn batch_depth_agrees_with_show() {
+    let d = db(Rules::Awari);
+    let database = Database::open(d, None).unwrap();
+    let mut rng = SplitMix64(77);
+    let mut boards: Vec<Board> = (0..300)
+        .map(|_| {
+            let n = 1 + rng.below(16) as u32;
+            rng.board(n)
+        })
+        .collect();
+    boards.push(Board::uniform(1));
+    let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
+    let out = probe(&["batch", "--db", path_str(d), "--depth"], Some(&input));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for (b, line) in boards.iter().zip(text.lines()) {
+        let r = report(b, Rules::Awari, Some(&database)).unwrap();
+        let want = format!("{} {}", r.value.unwrap(), r.depth.unwrap());
+        assert_eq!(line, want, "{b}");
+    }
+    assert_eq!(text.lines().count(), boards.len());
+    let values_only = temp("batch-depth-values");
+    std::fs::create_dir_all(&values_only).unwrap();
+    for n in (0..=16).filter(|&n| level_exists(n)) {
+        std::fs::copy(level_path(d, n), level_path(&values_only, n)).unwrap();
+    }
+    let out = probe(
+        &["batch", "--db", path_str(&values_only), "--depth"],
+        Some("1 1 1 1 1 1 0 0 0 0 0 0\n"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("has no depth table"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+    std::fs::remove_dir_all(&values_only).unwrap();
+}
+
 #[test]
 fn batch_agrees_with_show() {
     let d = db(Rules::Awari);
@@ -426,7 +472,19 @@ fn raw_vu_directory_gives_the_same_answers() {
         let n = rng.below(17) as u32;
         let board = rng.board(n);
         assert_eq!(a.value(&board).unwrap(), b.value(&board).unwrap());
-        assert_eq!(a.best_moves(&board).unwrap(), b.best_moves(&board).unwrap());
+        // Without depth tables the raw files' best moves are every value-optimal move; ours
+        // (with depths) are some of them.
+        let (ours, raw_best) = (a.best_moves(&board).unwrap(), b.best_moves(&board).unwrap());
+        assert!(ours.iter().all(|p| raw_best.contains(p)), "{board}");
+        let v = b.value(&board).unwrap();
+        let optimal: Vec<u8> = b
+            .moves(&board)
+            .unwrap()
+            .iter()
+            .filter(|(_, mv)| *mv == v)
+            .map(|(m, _)| m.pit)
+            .collect();
+        assert_eq!(raw_best, optimal, "{board}");
     }
     let j = json(&probe(
         &[

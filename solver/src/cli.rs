@@ -296,9 +296,15 @@ pub struct PlanArgs {
     /// the low-memory speed, itself 0.88 of the in-memory one).
     #[arg(long, default_value_t = TWO_BIT_RATIO)]
     pub two_bit_ratio: f64,
-    /// Plan for depth tables too (`build --depth`).
+    /// Plan for depth tables too (`build --depth`): each level's depth pass after its values
+    /// (0.25 bytes of RAM per position, its wave files on disk, 1 byte per position of table).
     #[arg(long)]
     pub depth: bool,
+    /// Speed of the depth pass as a fraction of the in-memory build (default: level 24 on
+    /// the 2-core development machine, scripts/bench-depth.sh: 0.93 of the two-bit build's
+    /// speed, itself 0.44 of the in-memory one).
+    #[arg(long, default_value_t = 0.4)]
+    pub depth_ratio: f64,
     /// Plan for tables compressed as they are built (`build --compress`): disk from the
     /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend.
     #[arg(long)]
@@ -348,6 +354,7 @@ impl PlanArgs {
             low_memory_ratio,
             two_bit_ratio,
             depth,
+            depth_ratio,
             compress,
             disk,
             db,
@@ -389,6 +396,7 @@ impl PlanArgs {
             rate: rate_per_thread,
             low_ratio: low_memory_ratio,
             two_bit_ratio,
+            depth_ratio,
             bandwidth: disk_bandwidth * 1e6,
             built: std::array::from_fn(|n| {
                 level_exists(n as u32)

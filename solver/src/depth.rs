@@ -268,6 +268,30 @@ pub fn memory_needed(n: u32) -> u64 {
     size.div_ceil(PER_WORD) * 8 + size.div_ceil(BLOCK * 64) * 8 + FIXED
 }
 
+/// RAM the depth pass of level `n` uses within `budget` bytes (`None`: no limit): the larger
+/// of wave 0 (its exit bucket) and the waves (the state).
+pub fn memory_used(n: u32, budget: Option<u64>) -> u64 {
+    memory_needed(n).max(exit_bucket(n, budget) + FIXED)
+}
+
+/// Bytes of wave files per position that the pass of a level writes, about (measured on
+/// levels 20..24 of the awari rules: see docs/performance.md).
+pub const WAVE_BYTES_PER_POSITION: f64 = 1.0;
+
+/// Disk the depth pass of level `n` needs besides its table: the wave files.
+pub fn disk_needed(n: u32) -> u64 {
+    (level_size(n) as f64 * WAVE_BYTES_PER_POSITION * 1.25) as u64
+}
+
+/// Sequential bytes the depth pass of level `n` reads and writes with `passes` wave-0
+/// buckets, as `plan` models it: the lower levels once per pass, the wave files written once
+/// and read twice (propagated, then merged into the table), the table written once.
+pub fn work_io(n: u32, passes: u64) -> u64 {
+    let size = level_size(n);
+    let waves = (size as f64 * WAVE_BYTES_PER_POSITION) as u64;
+    crate::exits::lower_positions(n) * passes + 3 * waves + size
+}
+
 /// Positions per wave-0 bucket within `budget` bytes (`None`: no limit): one exit byte per
 /// position, at most [`EXITS_BYTES_PER_POSITION`] of the level, in whole chunks, at least
 /// 1/[`MAX_PASSES`] of it.

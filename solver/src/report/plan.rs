@@ -23,6 +23,8 @@ pub struct Machine {
     pub low_ratio: f64,
     /// Two-bit speed as a fraction of the in-memory speed.
     pub two_bit_ratio: f64,
+    /// The depth pass's speed as a fraction of the in-memory build speed (with depth tables).
+    pub depth_ratio: f64,
     /// Sequential disk bandwidth, bytes per second.
     pub bandwidth: f64,
     /// Levels already in the database: their disk is already used, and they take no time.
@@ -121,10 +123,11 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut disk_new = 0u64; // of the levels not built yet
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
+        // Depth tables: 1 byte per position (every level measured so far stays under 256).
         let disk = if m.compress {
-            compressed_bytes(n) + if depth { 2 * p + 64 } else { 0 }
+            compressed_bytes(n) + if depth { p + 64 } else { 0 }
         } else {
-            p * if depth { 3 } else { 1 } + 128
+            p * if depth { 2 } else { 1 } + 128
         };
         disk_total += disk;
         if m.built[n as usize] {
@@ -141,13 +144,13 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         }
         disk_new += disk;
         let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
-        let in_memory = memory_needed(n, depth);
+        let in_memory = memory_needed(n, false);
         let low = lowmem::memory_needed(n, m.threads);
         let two_bit = twobit::memory_needed(n, m.threads);
         let (mode, ram, compute, io, work) = if fits(in_memory) {
             let io = level_io(n, 1, false);
             ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
-        } else if !depth && fits(low) {
+        } else if fits(low) {
             let bucket = lowmem::exit_bucket(n, m.threads, m.memory);
             let passes = p.div_ceil(bucket);
             let ram = lowmem::memory_used(n, m.threads, bucket);
@@ -159,7 +162,7 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             let compute = p as f64 / (per_sec * m.low_ratio);
             let io = level_io(n, passes, true);
             (mode.to_string(), ram, compute, io, lowmem::disk_needed(n))
-        } else if !depth && fits(two_bit) {
+        } else if fits(two_bit) {
             let bucket = twobit::exit_bucket(n, m.threads, m.memory);
             let passes = p.div_ceil(bucket);
             let ram = twobit::memory_used(n, m.threads, bucket);
@@ -175,8 +178,20 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             if first_unfit.is_none() {
                 first_unfit = Some(n);
             }
-            let ram = if depth { in_memory } else { low.min(two_bit) };
-            ("does not fit".to_string(), ram, f64::NAN, 0, 0)
+            ("does not fit".to_string(), low.min(two_bit), f64::NAN, 0, 0)
+        };
+        // The depth pass after the values: its RAM, time, I/O and wave files.
+        let (mode, ram, compute, io, work) = if depth {
+            let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
+            (
+                format!("{mode}, then the depth pass"),
+                ram.max(crate::depth::memory_used(n, m.memory)),
+                compute + p as f64 / (per_sec * m.depth_ratio),
+                io + crate::depth::work_io(n, passes),
+                work.max(crate::depth::disk_needed(n)),
+            )
+        } else {
+            (mode, ram, compute, io, work)
         };
         // Compressed as built: the plain table stays until its compressed form is written.
         let work = work + if m.compress { p } else { 0 };
@@ -235,11 +250,7 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         s.push_str(&format!(
             "levels from {n} do not fit in {}{}\n",
             m.memory.map_or("memory".into(), human),
-            if depth {
-                " with depth tables, which need the in-memory builder"
-            } else {
-                ""
-            }
+            ""
         ));
     }
     if let (Some(n), Some(free)) = (first_no_disk, m.disk) {
@@ -404,6 +415,7 @@ mod tests {
             rate: 2.0e6,
             low_ratio: 0.8,
             two_bit_ratio: 0.4,
+            depth_ratio: 0.4,
             bandwidth: 500e6,
             built: [false; 49],
             compress: false,
