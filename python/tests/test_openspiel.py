@@ -111,6 +111,49 @@ def test_perfect_bot_against_random_play_ends_at_least_as_predicted(abapa):
     assert finished > 0
 
 
+@pytest.fixture(scope="session")
+def abapa_depth(tmp_path_factory):
+    d = tmp_path_factory.mktemp("abapa-depth") / "abapa-db"
+    subprocess.run(
+        [binary("awari-solver"), "build", "--db", str(d), "--rules", "abapa",
+         "--max-stones", str(MAX), "--depth"],
+        check=True,
+        capture_output=True,
+    )
+    return awari.Database(d)
+
+
+def test_perfect_bots_win_by_the_predicted_margin_with_depth_tables(abapa_depth):
+    """Two PerfectBots from won positions: with depth tables the winner converts, so every
+    game that OpenSpiel ends at a true end of the game (not by repetition, which may only
+    follow in a drawn remainder) ends at exactly the predicted margin."""
+    rng = random.Random(8)
+    won = [s for s in random_states(20_000, rng, per_house=(1, 2))
+           if sum(board_from_state(s)[0]) <= MAX and abapa_depth.value(board_from_state(s)[0]) > 0]
+    assert len(won) >= 100
+    finished = 0
+    for k, start in enumerate(won[:100]):
+        board, (mine, theirs) = board_from_state(start)
+        predicted = abapa_depth.value(board)
+        me = start.current_player()
+        state = start.clone()
+        bots = [PerfectBot(abapa_depth, random.Random(2 * k)), PerfectBot(abapa_depth, random.Random(2 * k + 1))]
+        last = None
+        while not state.is_terminal():
+            b, _ = board_from_state(state)
+            action = bots[state.current_player()].step(state)
+            last = next(m.child for m in awari.moves(b, rules="abapa") if m.pit == action)
+            state.apply_action(action)
+        if awari.moves(last, rules="abapa"):
+            # OpenSpiel ended it by repetition: only ever in a drawn remainder.
+            assert abapa_depth.value(last) == 0, (board, last)
+            continue
+        score = [int(x) for x in state.observation_string(0).split("|")[1].split()]
+        assert (score[me] - score[1 - me]) - (mine - theirs) == predicted, (board, predicted)
+        finished += 1
+    assert finished >= 50
+
+
 def test_evaluate_perfect_play_scores_as_predicted(abapa):
     bot = PerfectBot(abapa, random.Random(5))
     r = evaluate(abapa, bot, games=60, seeds=(8, 12, 16), rng=random.Random(6))

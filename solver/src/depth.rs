@@ -40,11 +40,14 @@
 //!  +-------+------------------+    level-NN.dresume: where the pass stands
 //! ```
 //!
-//! 1. **Wave 0**, in buckets of the level (the state is not allocated yet): the exits of the
-//!    bucket are computed as the builders do (terminal values, and the lower levels streamed
-//!    in index order and un-captured, see [`crate::exits`]); a won position whose exit equals
-//!    its value, and a lost one with no quiet child of the opposite value, have depth 0. They
-//!    are written to wave file 0, and a checkpoint follows each bucket.
+//! 1. **Wave 0** (the state is not allocated yet): the lower levels are streamed in index
+//!    order and un-captured, as the builders' exits phase does (see [`crate::exits`]), and
+//!    each capture's `captures − value(child)` is compared at once with its parent's stored
+//!    value, setting a bit where it achieves it (and, with the value check, one where it
+//!    exceeds it): 2 bits per position, so one stream for the whole level within the waves'
+//!    budget (in buckets, each followed by a checkpoint, only below 0.25 bytes per position).
+//!    A won position that is terminal or whose value a capture achieves, and a lost one with
+//!    no quiet child of the opposite value, have depth 0; they are written to wave file 0.
 //! 2. **Waves.** Every position of wave k is un-moved into its predecessors q with
 //!    `value(q) = −value(p)`: a lost p makes an open q (won) *new*; a won p makes an open q
 //!    (lost) new if every quiet child of q with value `value(p)` is *done* (a loss test that
@@ -66,7 +69,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -77,10 +80,9 @@ use awari_db::{
 };
 use rayon::prelude::*;
 
-use crate::exits::{forward, CaptureStream, ExitsStats};
-use crate::lowmem::LowMemoryBuilder;
+use crate::exits::{CaptureStream, ExitsStats};
 use crate::progress::Progress;
-use crate::settle::{seed_boards, NO_EXIT};
+use crate::settle::seed_boards;
 use crate::state::StateArray;
 use crate::sys;
 use crate::twobit::{decode_seeds, encode_seeds, for_bits64};
@@ -107,10 +109,6 @@ const BATCH: usize = 32;
 const FIXED: u64 = 32 << 20;
 /// The most exit buckets (passes over the lower levels) wave 0 makes.
 const MAX_PASSES: u64 = 16;
-/// Bytes of exits any level may hold (levels under this take one wave-0 pass).
-const SMALL_BUCKET: u64 = 64 << 20;
-/// Exit bytes held at most, per position of the level (as the two-bit builder's exits).
-const EXITS_BYTES_PER_POSITION: f64 = 0.32;
 
 const OPEN: u64 = 0;
 const NEW: u64 = 1;
@@ -178,11 +176,8 @@ pub struct Inconsistent {
     pub index: u64,
     /// Its board.
     pub board: Board,
-    /// The value stored.
-    pub stored: i8,
-    /// The value its children give (`i8::MIN`: a position with no move and no terminal rule,
-    /// which cannot happen).
-    pub recomputed: i8,
+    /// What is wrong: the stored value, and what its moves give.
+    pub what: String,
 }
 
 /// What a depth pass found.
@@ -262,7 +257,7 @@ pub fn remove_work_files(dir: &Path, n: u32) {
 }
 
 /// RAM the depth pass of level `n` needs at least: the state (2 bits a position), the block
-/// map, and its fixed part; wave 0's buckets are sized to what is left.
+/// map, and its fixed part; wave 0 needs no more (its bitmaps take 2 bits a position too).
 pub fn memory_needed(n: u32) -> u64 {
     let size = level_size(n);
     size.div_ceil(PER_WORD) * 8 + size.div_ceil(BLOCK * 64) * 8 + FIXED
@@ -271,7 +266,7 @@ pub fn memory_needed(n: u32) -> u64 {
 /// RAM the depth pass of level `n` uses within `budget` bytes (`None`: no limit): the larger
 /// of wave 0 (its exit bucket) and the waves (the state).
 pub fn memory_used(n: u32, budget: Option<u64>) -> u64 {
-    memory_needed(n).max(exit_bucket(n, budget) + FIXED)
+    memory_needed(n).max(exit_bucket(n, budget) / 4 + FIXED)
 }
 
 /// Bytes of wave files per position that the pass of a level writes, about (measured on
@@ -292,18 +287,43 @@ pub fn work_io(n: u32, passes: u64) -> u64 {
     crate::exits::lower_positions(n) * passes + 3 * waves + size
 }
 
-/// Positions per wave-0 bucket within `budget` bytes (`None`: no limit): one exit byte per
-/// position, at most [`EXITS_BYTES_PER_POSITION`] of the level, in whole chunks, at least
-/// 1/[`MAX_PASSES`] of it.
+/// Positions per wave-0 bucket within `budget` bytes (`None`: no limit): two bits per
+/// position (where a capture achieves the value, and where one exceeds it), in whole chunks,
+/// at least 1/[`MAX_PASSES`] of the level. Within the 0.25 bytes per position that the waves'
+/// state needs, that is the whole level: one stream of the lower levels.
 pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
     let size = level_size(n);
-    // Small levels take one pass however the share works out (their bucket is a few MiB).
-    let cap = ((size as f64 * EXITS_BYTES_PER_POSITION) as u64)
-        .max(memory_needed(n))
-        .max(SMALL_BUCKET);
-    let left = budget.map_or(cap, |b| b.min(cap)).saturating_sub(FIXED);
+    let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
+    let left = budget.map_or(u64::MAX, |b| b.saturating_sub(FIXED));
     let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
-    (left / CHUNK * CHUNK).clamp(min, size.div_ceil(CHUNK).max(1) * CHUNK)
+    (left.saturating_mul(4) / CHUNK * CHUNK).clamp(min, whole)
+}
+
+/// Wave 0's capture bitmaps of one bucket of positions (`lo..`): where a capturing move
+/// achieves the stored value, and (with the value check) where one exceeds it.
+struct CaptureBits {
+    achieved: Vec<AtomicU64>,
+    exceeded: Vec<AtomicU64>,
+    lo: u64,
+}
+
+impl CaptureBits {
+    #[inline]
+    fn set(&self, bits: &[AtomicU64], q: u64) {
+        let k = q - self.lo;
+        let word = &bits[(k / 64) as usize];
+        let bit = 1u64 << (k % 64);
+        if word.load(Relaxed) & bit == 0 {
+            word.fetch_or(bit, Relaxed);
+        }
+    }
+
+    #[inline]
+    fn get(&self, bits: &[AtomicU64], q: u64) -> bool {
+        let k = q - self.lo;
+        bits.get((k / 64) as usize)
+            .is_some_and(|w| w.load(Relaxed) >> (k % 64) & 1 == 1)
+    }
 }
 
 /// The values of the level, read at random.
@@ -579,41 +599,48 @@ impl<'a> DepthPass<'a> {
             .collect();
         progress.phase(
             "exits",
-            2 * (size - done) + buckets.len() as u64 * self.stream.positions(),
+            (size - done) + buckets.len() as u64 * self.stream.positions(),
         );
         let mut written = bytes;
-        let mut exits: Vec<AtomicI8> = Vec::new();
         for &(lo, hi) in &buckets {
-            exits.clear();
-            exits.resize_with((hi - lo) as usize, || AtomicI8::new(NO_EXIT));
-            let (level, rules) = (self.level, self.rules);
-            exits.par_chunks(1 << 16).enumerate().for_each(|(k, part)| {
-                let start = lo + (k as u64) * (1 << 16);
-                let mut counter = QuietMoves::new();
-                for (e, board) in part
-                    .iter()
-                    .zip(level.boards(start..start + part.len() as u64))
-                {
-                    e.store(forward(&board, rules, &mut counter).0, Relaxed);
-                }
-                progress.advance(part.len() as u64);
-            });
+            let words = (hi - lo).div_ceil(64) as usize;
+            let bits = || (0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
+            let captures = CaptureBits {
+                achieved: bits(),
+                exceeded: if self.check.is_some() {
+                    bits()
+                } else {
+                    Vec::new()
+                },
+                lo,
+            };
             self.stream.run(
                 lo..hi,
                 |batch| {
-                    for &(q, exit) in batch {
-                        LowMemoryBuilder::raise(&exits, lo, q, exit);
+                    // The entries of the batch's parents are read together (their misses
+                    // overlap).
+                    for &(q, _) in batch {
+                        self.values.prefetch(q);
+                    }
+                    for &(q, candidate) in batch {
+                        let v = self.values.get(q);
+                        if candidate == v {
+                            captures.set(&captures.achieved, q);
+                        } else if candidate > v && self.check.is_some() {
+                            captures.set(&captures.exceeded, q);
+                        }
                     }
                 },
                 progress,
             )?;
+            let exits = &captures;
             let chunks: Vec<u64> = (lo..hi).step_by(CHUNK as usize).collect();
             for window in chunks.chunks(window() as usize) {
                 let records: Vec<Vec<u8>> = window
                     .par_iter()
                     .map(|&start| {
                         let end = (start + CHUNK).min(hi);
-                        let seeds = self.seeds_of(start, end, &exits[(start - lo) as usize..]);
+                        let seeds = self.seeds_of(start, end, exits);
                         progress.advance(end - start);
                         if seeds.is_empty() {
                             Vec::new()
@@ -642,29 +669,33 @@ impl<'a> DepthPass<'a> {
         Ok(buckets.len() as u32)
     }
 
-    /// The positions of `start..end` at depth 0 that are won or lost (their exits from
-    /// `exits[0..]`): a winner whose exit achieves its value, a loser with no quiet child of the
-    /// opposite value. Offsets in the chunk, with the win flag.
+    /// The positions of `start..end` at depth 0 that are won or lost (`captures` says where
+    /// a capture achieves the stored value): a winner that is terminal or whose value a
+    /// capture achieves, a loser with no quiet child of the opposite value. Offsets in the
+    /// chunk, with the win flag.
     ///
-    /// With [`DepthPass::check_values`], each entry is also recomputed from its children (the
-    /// best of its exit and of `−value(child)` over its quiet moves, or its terminal value)
-    /// and compared with the stored one.
-    fn seeds_of(&self, start: u64, end: u64, exits: &[AtomicI8]) -> Vec<(u32, bool)> {
+    /// With [`DepthPass::check_values`], each entry is also recomputed from its children and
+    /// compared with the stored one (see [`DepthPass::check_entry`]).
+    fn seeds_of(&self, start: u64, end: u64, captures: &CaptureBits) -> Vec<(u32, bool)> {
         let mut out = Vec::new();
         let mut counter = QuietMoves::new();
         for (k, board) in self.level.boards(start..end).enumerate() {
-            let v = self.values.get(start + k as u64);
-            let exit = exits[k].load(Relaxed);
-            let seed = if self.check.is_some() {
-                self.check_entry(start + k as u64, &board, v, exit, &mut counter)
+            let q = start + k as u64;
+            let v = self.values.get(q);
+            let terminal = counter.count(&board, self.rules).err();
+            let by_capture = captures.get(&captures.achieved, q);
+            let optimal_quiet = if self.check.is_some() {
+                self.check_entry(q, &board, v, terminal, by_capture, captures)
+            } else if v < 0 && terminal.is_none() {
+                !board
+                    .all_quiet_children(self.rules, &self.level, None, |c| self.values.get(c) != -v)
             } else {
-                match v.signum() {
-                    0 => false,
-                    1 => exit == v,
-                    _ => board.all_quiet_children(self.rules, &self.level, None, |c| {
-                        self.values.get(c) != -v
-                    }),
-                }
+                false
+            };
+            let seed = match v.signum() {
+                0 => false,
+                1 => terminal.is_some() || by_capture,
+                _ => !optimal_quiet,
             };
             if seed {
                 out.push((k as u32, v > 0));
@@ -673,46 +704,59 @@ impl<'a> DepthPass<'a> {
         out
     }
 
-    /// Recompute entry `idx` (its board, stored value `v`, exit `exit`) from its children,
-    /// recording a mismatch; returns whether it is a wave-0 position (as [`DepthPass::seeds_of`]
-    /// decides without the check).
+    /// Recompute entry `idx` (its board, stored value `v`, terminal value if the game is over,
+    /// whether a capture achieves `v`) from its children, recording a mismatch; returns
+    /// whether a quiet move achieves `v`.
+    ///
+    /// Its value by the rules is its terminal value, or the best over its moves of
+    /// `captures − value(child)`. So the stored value is right exactly when it is the terminal
+    /// value, or when no move gives more (no capture exceeded it in the stream, no quiet child
+    /// here) and some move gives it.
     fn check_entry(
         &self,
         idx: u64,
         board: &Board,
         v: i8,
-        exit: i8,
-        counter: &mut QuietMoves,
+        terminal: Option<i8>,
+        by_capture: bool,
+        captures: &CaptureBits,
     ) -> bool {
-        let (recomputed, optimal_quiet) = match counter.count(board, self.rules) {
-            Err(t) => (t, false),
-            Ok(_) => {
-                let (mut best, mut optimal) = (exit, false);
+        let (what, optimal_quiet) = match terminal {
+            Some(t) => (
+                (t != v).then(|| format!("stored {v}, recomputed {t} (terminal)")),
+                false,
+            ),
+            None => {
+                let (mut best, mut optimal) = (i8::MIN, false);
                 board.for_each_ranked_quiet_child(self.rules, &self.level, |c| {
                     let m = -self.values.get(c);
                     best = best.max(m);
                     optimal |= m == v;
                 });
-                (best, optimal)
+                let what = if captures.get(&captures.exceeded, idx) {
+                    Some(format!("stored {v}, but a capture gives more"))
+                } else if best > v {
+                    Some(format!("stored {v}, recomputed {best} (a quiet move)"))
+                } else if !(by_capture || optimal) {
+                    Some(format!("stored {v}, but no move gives it"))
+                } else {
+                    None
+                };
+                (what, optimal)
             }
         };
-        if recomputed != v {
+        if let Some(what) = what {
             self.mismatches.fetch_add(1, Relaxed);
             let mut ex = self.mismatch_examples.lock().expect("no panic holds it");
             if ex.len() < self.check.unwrap_or(0) {
                 ex.push(Inconsistent {
                     index: idx,
                     board: *board,
-                    stored: v,
-                    recomputed,
+                    what,
                 });
             }
         }
-        match v.signum() {
-            0 => false,
-            1 => exit == v,
-            _ => !optimal_quiet,
-        }
+        optimal_quiet
     }
 
     // ----- the waves -----------------------------------------------------------------------

@@ -463,7 +463,7 @@ fn prove_level(
             level: n,
             index: m.index,
             board: m.board,
-            what: format!("stored {}, recomputed {}", m.stored, m.recomputed),
+            what: m.what.clone(),
         })
         .collect();
     verdict.examples.sort_by_key(|m| m.index);
