@@ -24,6 +24,7 @@ pub mod error;
 pub mod index;
 pub mod moves;
 pub mod packed;
+pub mod pipe;
 pub mod random;
 pub mod rules;
 pub mod table;

@@ -211,6 +211,7 @@ fn batch(db: Database, answer: awari_probe::batch::Answer) -> anyhow::Result<()>
 }
 
 fn main() -> ExitCode {
+    awari_db::pipe::exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -736,3 +736,52 @@ fn implicit_database_never_turns_show_into_an_error() {
     assert_eq!(show(&explicit20).status.code(), Some(1));
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+/// Run `awari-probe args` with its standard output closed before it writes (a reader that
+/// stopped, as `| head` does): it must exit 0 with nothing on stderr.
+fn closed_stdout(args: &[&str], stdin: Option<&str>) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stdout.take()); // the read end closed: every write fails with a broken pipe
+    if let Some(text) = stdin {
+        use std::io::Write;
+        let mut input = child.stdin.take().unwrap();
+        let text = text.as_bytes().to_vec();
+        std::thread::spawn(move || {
+            let _ = input.write_all(&text);
+        });
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+    assert!(err.is_empty(), "{args:?}: {err}");
+}
+
+#[test]
+fn a_closed_pipe_is_a_quiet_exit() {
+    let d = path_str(db(Rules::Awari));
+    let board = ["2", "2", "0", "0", "0", "0", "0", "2", "3", "0", "2", "1"];
+    for cmd in ["show", "line"] {
+        for json in [false, true] {
+            let mut args = vec![cmd, "--db", d];
+            if json {
+                args.push("--json");
+            }
+            args.extend(board);
+            closed_stdout(&args, None);
+        }
+    }
+    let many: String = (0..20_000).map(|_| "2 2 0 0 0 0 0 2 3 0 2 1\n").collect();
+    for flag in [None, Some("--json"), Some("--depth")] {
+        let mut args = vec!["batch", "--db", d];
+        args.extend(flag);
+        closed_stdout(&args, Some(&many));
+    }
+    closed_stdout(&["--help"], None);
+}

@@ -251,6 +251,7 @@ fn build_distributed_cli(_: &BuildOptions, _: u32) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    awari_db::pipe::exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

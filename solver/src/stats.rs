@@ -134,14 +134,9 @@ impl DepthHistogram {
 /// each position's value.
 pub fn depth_histogram(levels: &Levels, n: u32) -> Result<DepthHistogram, DbError> {
     let table = levels.require(n)?;
-    let depth = levels.depth_table(n).ok_or_else(|| {
-        DbError::Table(awari_db::TableError::Io {
-            path: awari_db::depth_path(levels.dir(), n),
-            source: std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no depth table: add one with awari-solver depth",
-            ),
-        })
+    let depth = levels.depth_table(n).ok_or_else(|| DbError::MissingDepth {
+        dir: levels.dir().to_path_buf(),
+        seeds: n,
     })?;
     let size = table.header().entries;
     let merge = |mut a: DepthHistogram, b: DepthHistogram| {

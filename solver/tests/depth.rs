@@ -336,3 +336,45 @@ fn killed_depth_runs_resume_to_the_same_tables() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// Every subcommand of `awari-solver` with its standard output closed before it writes (a
+/// reader that stopped, as `| head` does) exits 0, with nothing about it on stderr.
+#[test]
+fn a_closed_pipe_is_a_quiet_exit() {
+    let dir = values_dir("pipe", Rules::Awari, 10);
+    let d = s(&dir);
+    // (A closed pipe ends `depth` at its first line: its tables are made beforehand.)
+    assert!(solver(&["depth", "--db", d]).status.success());
+    let out = temp("depth-pipe-out");
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["build", "--db", d, "--max-stones", "10", "--log-every", "0"],
+        vec!["depth", "--db", d],
+        vec!["verify", "--db", d],
+        vec!["verify", "--db", d, "--prove"],
+        vec!["stats", "--db", d, "--stones", "10"],
+        vec!["stats", "--db", d, "--stones", "10", "--depth", "--json"],
+        vec!["compare", d, d],
+        vec!["compress", "--db", d, "--out", s(&out)],
+        vec!["plan", "--max-stones", "48"],
+        vec!["--help"],
+    ];
+    for args in runs {
+        let mut child = std::process::Command::new(BIN)
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
+    for p in [dir, out] {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
