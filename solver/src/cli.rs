@@ -197,9 +197,15 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Memory the pass may use, e.g. 4G (default: what the machine has free); it needs
-        /// 0.25 bytes per position of the level, and its first phase uses up to 0.32.
+        /// 0.25 bytes per position of the level.
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
+        /// Also recompute every entry from its children in the same pass (as `verify`): each
+        /// level written is then proven, its values consistent and every win and loss
+        /// converting; a wrong entry is an error and no table is written for it. Costs more
+        /// lookups (every quiet child of every position).
+        #[arg(long)]
+        check: bool,
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,

@@ -148,6 +148,16 @@ pub enum DepthError {
         /// Its stored value.
         value: i8,
     },
+    /// With the value check: entries that are not the best of their moves.
+    #[error("level {level}: {count} entries are not the best of their moves (first: {first}); no depth table written")]
+    Inconsistent {
+        /// The level.
+        level: u32,
+        /// How many.
+        count: u64,
+        /// The first one found, described.
+        first: String,
+    },
     /// The level's values are in the probe form, which only a capture search resolves.
     #[error("{}: level {seeds} is in the probe form; compute depths from plain or self-contained compressed values", path.display())]
     ProbeForm {
@@ -529,12 +539,29 @@ impl<'a> DepthPass<'a> {
         // Wave 0 counted only the positions that convert at once: depth 0 is the rest.
         let deeper: u64 = histogram[1..].iter().sum();
         histogram[0] = self.level.size() - deeper - unproven;
+        let inconsistent = self.carried.mismatches + self.mismatches.load(Relaxed);
         let mut table = None;
-        if write && unproven == 0 {
+        if write && unproven == 0 && inconsistent == 0 {
             progress.phase("write", self.level.size());
             table = Some(self.write_table(max_depth, progress)?);
         }
         remove_work_files(&self.out, n);
+        if write && inconsistent > 0 {
+            let first = self
+                .mismatch_examples
+                .lock()
+                .expect("no panic")
+                .first()
+                .cloned();
+            return Err(DepthError::Inconsistent {
+                level: n,
+                count: inconsistent,
+                first: first.map_or_else(
+                    || "(found before a resume)".into(),
+                    |m| format!("index {} board {}: {}", m.index, m.board, m.what),
+                ),
+            });
+        }
         if write && unproven > 0 {
             let first = &examples[0];
             return Err(DepthError::Unproven {
@@ -562,7 +589,7 @@ impl<'a> DepthPass<'a> {
             resumed: self.resumed,
             wave_bytes: self.wave_bytes.load(Relaxed),
             table,
-            inconsistent: self.carried.mismatches + self.mismatches.load(Relaxed),
+            inconsistent,
             inconsistent_examples: self.mismatch_examples.into_inner().expect("no panic"),
         })
     }
@@ -1286,17 +1313,24 @@ pub struct LevelDepth {
     pub peak_anon: Option<u64>,
     /// Bytes of its depth table.
     pub table_bytes: u64,
+    /// Whether its values were checked too (so the level is proven).
+    pub checked: bool,
 }
 
 /// `awari-solver depth`: add a depth table to every level of `stones` (all present if empty)
 /// of the database `db` that has none, lowest first, written into `out` (default: `db`; else
 /// `db`'s values tables are linked into `out`, which becomes a database directory of its own),
-/// each pass within `memory` bytes. `on_level` is called after each level.
+/// each pass within `memory` bytes. With `check`, each pass also recomputes every entry from
+/// its children ([`DepthPass::check_values`]), so that a level written is proven (its values
+/// consistent, and every win and loss converting); a wrong entry is an error
+/// ([`DepthError::Inconsistent`]) and no table is written. `on_level` is called after each
+/// level.
 pub fn add_depth_tables(
     db: &Path,
     out: Option<&Path>,
     stones: &[u32],
     memory: Option<u64>,
+    check: bool,
     progress: &dyn Progress,
     mut on_level: impl FnMut(&LevelDepth),
 ) -> Result<Vec<LevelDepth>, DepthError> {
@@ -1334,6 +1368,7 @@ pub fn add_depth_tables(
                 seconds: 0.0,
                 peak_anon: None,
                 table_bytes: t.file_len(),
+                checked: false,
             };
             on_level(&r);
             done.push(r);
@@ -1342,7 +1377,9 @@ pub fn add_depth_tables(
         let start = Instant::now();
         let peak = sys::AnonPeak::start();
         progress.level(n, level_size(n));
-        let report = compute_depth(&levels, n, &dir, memory, true, 10, progress)?;
+        let pass = DepthPass::open(&levels, n, &dir, exit_bucket(n, memory))?;
+        let pass = if check { pass.check_values(10) } else { pass };
+        let report = pass.run(true, 10, progress)?;
         let table = Table::open(
             depth_path(&dir, n),
             awari_db::Expect {
@@ -1357,6 +1394,7 @@ pub fn add_depth_tables(
             peak_anon: peak.finish(),
             table_bytes: table.file_len(),
             report: Some(report),
+            checked: check,
         };
         levels.insert_depth(table);
         on_level(&r);

@@ -135,6 +135,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             stones,
             out,
             memory,
+            check,
             threads,
         } => {
             set_threads(threads)?;
@@ -146,6 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 out.as_deref(),
                 &stones,
                 memory,
+                check,
                 &bars,
                 |r| {
                     if let Some(b) = bars.current() {

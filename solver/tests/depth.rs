@@ -248,6 +248,20 @@ fn verify_prove_rejects_a_false_cycle() {
         t.contains(&format!("index {i} board {}:", level.unrank(i))),
         "{t}"
     );
+    // `depth --check` refuses it too, naming it, and writes no table; on the true levels it
+    // writes every table and says each level is proven.
+    let o = solver(&["depth", "--db", s(&changed), "--check", "--stones", "12"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("not the best of their moves") && t.contains(&format!("index {i} board")),
+        "{t}"
+    );
+    assert!(!depth_path(&changed, 12).exists());
+    let o = solver(&["depth", "--db", s(&good), "--check"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert_eq!(t.matches("proven (values checked)").count(), 13, "{t}");
     for d in [good, bad, changed] {
         let _ = std::fs::remove_dir_all(d);
     }

@@ -606,13 +606,19 @@ pub fn print_depth(r: &crate::depth::LevelDepth) {
         Some(Some(k)) => format!(", resumed after wave {k}"),
     };
     let converted = d.histogram.first().copied().unwrap_or(0) - d.draws;
+    // With --check: every entry recomputed, so the level is proven.
+    let checked = if r.checked {
+        "; proven (values checked)"
+    } else {
+        ""
+    };
     let waves = format!(
         ", wave files {} ({:.2} B/pos)",
         sys::human(d.wave_bytes),
         d.wave_bytes as f64 / size.max(1) as f64
     );
     println!(
-        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{waves}{resumed}; {} ({})",
+        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{waves}{resumed}{checked}; {} ({})",
         d.max_depth,
         d.draws,
         converted,
