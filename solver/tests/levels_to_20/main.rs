@@ -1,7 +1,8 @@
 //! Tests on every level up to 20 under the three rule sets, sharing one in-memory build per
 //! rule set (the reference): the two-bit algorithm writes the same bytes ([`two_bit`]), and the
 //! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]),
-//! and compressed tables hold the same values and serve the builder ([`compressed`]).
+//! compressed tables hold the same values and serve the builder ([`compressed`]), and the
+//! compact depth pass gives the in-memory builder's depths ([`depth`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -12,6 +13,7 @@ use awari_solver::build::Mode;
 #[path = "../common/mod.rs"]
 mod common;
 mod compressed;
+mod depth;
 mod streamed_verify;
 mod two_bit;
 
