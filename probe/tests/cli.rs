@@ -581,6 +581,15 @@ fn errors_a_user_will_make() {
     bad[0] = b'Z';
     std::fs::write(&f, &bad).unwrap();
     fails(&["show", "--db", c, "start"], 1, "bad magic");
+    std::fs::write(&f, &bytes).unwrap();
+    // A depth table: truncated, or of another level, is a one-line error, never a depth.
+    let depth = awari_db::depth_path(&copy, 12);
+    let dbytes = std::fs::read(awari_db::depth_path(db(Rules::Awari), 12)).unwrap();
+    std::fs::write(&depth, &dbytes[..dbytes.len() - 1]).unwrap();
+    fails(&["show", "--db", c, "start"], 1, "truncated");
+    fails(&["line", "--db", c, "start"], 1, "truncated");
+    std::fs::copy(awari_db::depth_path(db(Rules::Awari), 11), &depth).unwrap();
+    fails(&["show", "--db", c, "start"], 1, "seed count mismatch");
     std::fs::remove_dir_all(&copy).unwrap();
 
     // A bad line in batch names the line.
