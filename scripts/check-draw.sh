@@ -6,10 +6,10 @@
 # and what was only compared.
 #
 # Usage: scripts/check-draw.sh [MAX=24]        DB=dir (default ./awari-db), RULES=awari
-#   DEPTH=0   values only (no depth tables): what fits above ~30 seeds on a 24 GB machine;
-#             verify then recomputes every entry streamed (the level and its lower levels read
-#             in order, no random reads, so at any size) but cannot prove well-foundedness,
-#             and lines may stop short of realising a win (they say so)
+#   DEPTH=0   values only (no depth tables, half the disk): verify --prove then computes each
+#             level's depths in its check instead (0.25 bytes of RAM per position, the lower
+#             levels streamed), so every level is still proven; but lines may stop short of
+#             realising a win (they say so)
 #   VU=dir    also compare every level with a directory of raw VU scores.N files (awari rules)
 #   MEMORY=M  memory for the build's level in progress and verify's accumulators (e.g. 4.5G)
 set -euo pipefail
@@ -34,10 +34,10 @@ RATE=$(awk '/^total:/ { for (i = 1; i <= NF; i++) if ($i == "positions/s);") { g
 rm -f /tmp/check-draw-build.$$
 
 echo
-echo "== 2. verify every level (checksums, every entry from its children$([ "$DEPTH" = 0 ] && echo ", streamed" || echo ", depths well-founded"))"
-"$SOLVER" verify --db "$DB" "${MEMORY_FLAG[@]}" | tee /tmp/check-draw-verify.$$
+echo "== 2. verify and prove every level (checksums, every entry from its children, every win and loss converting)"
+"$SOLVER" verify --db "$DB" --prove "${MEMORY_FLAG[@]}" | tee /tmp/check-draw-verify.$$
 PROVEN=$(grep -c '^level.*: ok' /tmp/check-draw-verify.$$ || true)
-DEPTHS=$(grep -c 'depths well-founded' /tmp/check-draw-verify.$$ || true)
+DEPTHS=$(grep -c '; proven:' /tmp/check-draw-verify.$$ || true)
 rm -f /tmp/check-draw-verify.$$
 
 COMPARED=
@@ -78,16 +78,16 @@ if [ "$MAX" -lt 48 ]; then
   fi
   echo "-- values only (levels that do not fit in memory use the low-memory builder):"
   "$SOLVER" plan --max-stones 48 --threads "$THREADS" --rate-per-thread "$PER_THREAD"
-  echo "-- with depth tables (in-memory builder only):"
+  echo "-- with depth tables (the depth pass after each level):"
   "$SOLVER" plan --max-stones 48 --depth --threads "$THREADS" --rate-per-thread "$PER_THREAD" | tail -n 2
   echo "Not started: levels marked 'does not fit' cannot be built in this machine's memory."
 fi
 
 echo
 if [ "$DEPTHS" -eq "$PROVEN" ] && [ "$PROVEN" -gt 0 ]; then
-  HOW="every value proven to be the game value (entries recomputed from their children, depths well-founded)"
+  HOW="every value proven to be the game value (entries recomputed from their children, every win and loss converting)"
 else
-  HOW="every entry recomputed from its children and consistent ($DEPTHS of them with depth tables, proven; without them wrong values on a cycle are not ruled out)"
+  HOW="every entry recomputed from its children and consistent ($DEPTHS of them proven; for the others wrong values on a cycle are not ruled out)"
 fi
 if [ -n "$COMPARED" ]; then
   VS="$COMPARED levels compared with the VU release: equal (compared, not proven by it)"
