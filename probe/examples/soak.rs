@@ -83,7 +83,10 @@ fn board_text(rng: &mut SplitMix64, max: u64) -> String {
     let n = rng.below(max + 1) as u32;
     let level = Level::new(n);
     let b = level.unrank(rng.below(level.size())).pits();
-    b.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+    b.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn main() {
@@ -186,7 +189,12 @@ fn main() {
     });
     let secs = start.elapsed().as_secs_f64();
     latencies.sort_unstable();
-    let pct = |p: f64| latencies.get(((latencies.len().max(1) - 1) as f64 * p) as usize).copied().unwrap_or(0);
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len().max(1) - 1) as f64 * p) as usize)
+            .copied()
+            .unwrap_or(0)
+    };
     let done = next.load(Relaxed).min(count);
     println!(
         "{done} requests in {secs:.2} s: {:.0} requests/s over {conns} connections; valid ones {}, latency p50 {} µs, p99 {} µs; errors {}; refused as they should be {}",

@@ -512,7 +512,7 @@ impl<'a> DepthPass<'a> {
         let mut k = complete;
         loop {
             progress.message(&format!("wave {}", k + 1));
-            self.propagate(k, progress)?;
+            self.propagate(k)?;
             self.values.take_error()?;
             let found = self.collect(k + 1)?;
             progress.advance(found);
@@ -845,8 +845,7 @@ impl<'a> DepthPass<'a> {
 
     /// Propagate wave `k` (its file read back in batches, each record's positions in
     /// parallel): the new positions of wave k+1 are marked.
-    fn propagate(&self, k: u32, progress: &dyn Progress) -> Result<(), DepthError> {
-        let _ = progress;
+    fn propagate(&self, k: u32) -> Result<(), DepthError> {
         let mut reader = WaveReader::open(&wave_path(&self.out, self.level.seeds(), k))?;
         loop {
             let batch = reader.batch(WAVE_BATCH)?;
