@@ -5,8 +5,8 @@
 //! - un-moves invert moves: every quiet child lists its parent among its predecessors, and
 //!   every capturing child lists it among its un-captures;
 //! - board text never panics the parser, and what it accepts prints back the same;
-//! - a table file with any byte changed either fails to open, fails its checksum, or holds
-//!   the same values: never a panic, never a wrong value that verifies.
+//! - a values or depth table with any byte changed either fails to open, fails its checksum,
+//!   or holds the same entries: never a panic, never a wrong value or depth that verifies.
 
 use awari_db::{write_table, Board, Expect, Header, Level, Rules, Table};
 use proptest::prelude::*;
@@ -79,13 +79,20 @@ proptest! {
         offset in 0usize..(64 + 2464320),
         xor in 1u8..=255,
         level in 0u32..=13,
+        depth in any::<bool>(),
     ) {
         let dir = std::env::temp_dir().join(format!("awari-prop-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("level-{level:02}.values"));
         let size = awari_db::level_size(level) as usize;
         let data: Vec<u8> = (0..size).map(|i| (i % 7) as u8).collect();
-        write_table(&path, Header::values(Rules::Awari, level), &data).unwrap();
+        // A values table, or a depth table (the same format, content 1).
+        let header = if depth {
+            Header::depth(Rules::Awari, level, 1)
+        } else {
+            Header::values(Rules::Awari, level)
+        };
+        write_table(&path, header, &data).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         let offset = offset % bytes.len();
         bytes[offset] ^= xor;
@@ -94,8 +101,9 @@ proptest! {
             if t.verify().is_ok() {
                 // Only a header byte nothing reads (reserved) may change unnoticed.
                 prop_assert_eq!(t.header().seeds, level);
+                prop_assert_eq!(t.header().content, header.content);
                 for i in 0..size as u64 {
-                    prop_assert_eq!(t.value(i).unwrap(), data[i as usize] as i8);
+                    prop_assert_eq!(t.entry(i), u16::from(data[i as usize]));
                 }
             }
         }
