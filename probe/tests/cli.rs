@@ -50,15 +50,16 @@ fn probe(args: &[&str], stdin: Option<&str>) -> Output {
 }
 
 /// `probe` with any bytes on stdin.
-fn probe_bytes(args: &[&str], stdin: Option<&[u8]>) -> Output {
+/// `awari-probe args` started with stdout and stderr piped, and stdin piped when `piped`.
+fn spawn_probe(args: &[&str], piped: bool) -> std::process::Child {
     let mut cmd = Command::new(BIN);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    let mut child = cmd.spawn().unwrap();
+    cmd.stdin(if piped { Stdio::piped() } else { Stdio::null() });
+    cmd.spawn().unwrap()
+}
+
+fn probe_bytes(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = spawn_probe(args, stdin.is_some());
     if let Some(text) = stdin {
         use std::io::Write;
         let mut input = child.stdin.take().unwrap();
@@ -749,14 +750,7 @@ fn implicit_database_never_turns_show_into_an_error() {
 /// Run `awari-probe args` with its standard output closed before it writes (a reader that
 /// stopped, as `| head` does): it must exit 0 with nothing on stderr.
 fn closed_stdout(args: &[&str], stdin: Option<&str>) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    let mut child = cmd.spawn().unwrap();
+    let mut child = spawn_probe(args, stdin.is_some());
     drop(child.stdout.take()); // the read end closed: every write fails with a broken pipe
     if let Some(text) = stdin {
         use std::io::Write;
