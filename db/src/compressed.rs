@@ -1,5 +1,6 @@
-//! The compressed values table: one level in segments of canonical-Huffman codes, each
-//! decodable on its own, so that one value costs at most one segment decode (64 values).
+//! The compressed table: one level's values (`level-NN.cvalues`) or depths to conversion
+//! (`level-NN.cdepth`) in segments of canonical-Huffman codes, each decodable on its own, so
+//! that one entry costs at most one segment decode (64 entries).
 //!
 //! ```text
 //! offset size  field
@@ -9,17 +10,21 @@
 //!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
 //!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1), of the
 //!              values (the self-contained form); 2 = the same, of the stored values of the
-//!              probe form (capture don't-cares, below)
-//!     15    1  log2 of the values per segment: 6 (64 values) with coder 1, 7 (128) with 2
+//!              probe form (capture don't-cares, below); 3 = the same, of depths to
+//!              conversion (a depth table: every entry stored)
+//!     15    1  log2 of the entries per segment: 6 (64) with coders 1 and 3, 7 (128) with 2
 //!     16    4  seed count n of the level, u32 LE
-//!     20    4  model length, u32 LE: (2n+1)² bytes
+//!     20    4  model length, u32 LE: S² bytes for an alphabet of S symbols, S = 2n+1 values
+//!              −n..n (coders 1, 2); 2 S² with coder 3, S = 1 + the level's largest depth
+//!              (depths 0..S−1, S at most 256)
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  index offset, u64 LE (= 64 + model length)
 //!     40    8  data offset, u64 LE (= index offset + groups × 120)
 //!     48    8  checksum of bytes 64..end of file, u64 LE (the plain table's chunked XXH3)
 //!     56    8  checksum of the model, u64 LE (XXH3-64), checked on open
-//!     64    …  model: for each previous value p = −n..n, the code length (0..=11, 0 = unused)
-//!              of each value v = −n..n, one byte each
+//!     64    …  model: for each context, the code length (0..=11, 0 = unused) of each symbol,
+//!              one byte each: S contexts (the previous symbol p) with coders 1 and 2; 2 S
+//!              with coder 3 (won positions after depth p, then lost ones after depth p)
 //!      …    …  index: one 120-byte record per group of 8 blocks (4096 values; 8192 with coder 2)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
 //!                  8  16  start of each block, relative to the group, u16 LE × 8
@@ -29,7 +34,7 @@
 //!      …    …  data: the blocks, then 8 zero bytes
 //!
 //!   block (one checksum) = 8 segments (each starting on a byte)
-//!   coder 1: segment 64 values, block 512, group 4096
+//!   coders 1, 3: segment 64 entries, block 512, group 4096
 //!   coder 2: segment 128 values, block 1024, group 8192
 //! ```
 //!
@@ -52,7 +57,15 @@
 //! [`Compressed::stored`] gives the stored value. The builder streams self-contained levels.
 //!
 //! Value v is symbol v+n. A symbol is coded with the code of its context, the previous value
-//! in its segment (value 0 for the segment's first). Codes are written least-significant bit
+//! in its segment (value 0 for the segment's first).
+//!
+//! **Depth tables** (coder 3) are coded against the level's values, which every reader has
+//! beside them: a drawn position's depth is 0 and is not coded at all; a won or lost one's
+//! depth d (symbol d) is coded with the code of its context, the position's side (won or
+//! lost) and the depth of the last won or lost position before it in its segment (0 for the
+//! first). So a depth is read with the values of its segment up to it
+//! ([`Compressed::read_depths`]); the values' signs are what matters, and only the true
+//! values (not a probe form's stored ones) give them. Codes are written least-significant bit
 //! first, bit-reversed, so the decoder reads each with one lookup of the next 11 bits.
 //!
 //! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed, the
@@ -90,6 +103,11 @@ pub const CODER_HUFFMAN_ORDER1: u8 = 1;
 /// The coder code of order-1 canonical Huffman of the probe form's stored values (capture
 /// don't-cares).
 pub const CODER_CAPTURE_DONT_CARES: u8 = 2;
+/// The coder code of order-1 canonical Huffman of depths to conversion (a `.cdepth` table).
+pub const CODER_DEPTH_ORDER1: u8 = 3;
+/// The most symbols a depth table's alphabet has (depths 0..=255: a level with a deeper
+/// position keeps its plain table).
+pub const MAX_DEPTH_SYMBOLS: usize = 256;
 /// log2 of the values per segment of the probe form: larger segments, a leaner index.
 pub const PROBE_SEGMENT_LOG2: u8 = 7;
 /// Size of the header.
@@ -107,13 +125,15 @@ pub const GROUP_BLOCKS: usize = 8;
 /// Values per index group of the self-contained form.
 pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
 
-/// Which of the two forms a compressed table is.
+/// Which form a compressed table is: two of values, one of depths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
     /// Every value stored (coder 1): decoding needs nothing else. The builder streams these.
     SelfContained,
     /// Capture don't-cares (coder 2): smaller, resolved by a capture search at probe time.
     Probe,
+    /// Depths to conversion, every one stored (coder 3): a `.cdepth` table.
+    Depth,
 }
 
 impl Form {
@@ -121,12 +141,13 @@ impl Form {
         match self {
             Form::SelfContained => CODER_HUFFMAN_ORDER1,
             Form::Probe => CODER_CAPTURE_DONT_CARES,
+            Form::Depth => CODER_DEPTH_ORDER1,
         }
     }
 
     const fn segment_log2(self) -> u8 {
         match self {
-            Form::SelfContained => SEGMENT_LOG2,
+            Form::SelfContained | Form::Depth => SEGMENT_LOG2,
             Form::Probe => PROBE_SEGMENT_LOG2,
         }
     }
@@ -170,6 +191,8 @@ pub struct CompressedHeader {
     pub rules: Rules,
     /// The level.
     pub seeds: u32,
+    /// Symbols of the alphabet: 2n+1 for values, 1 + the largest depth for depths.
+    pub symbols: u32,
     /// Number of entries (the level size).
     pub entries: u64,
     /// Offset of the index.
@@ -182,9 +205,67 @@ pub struct CompressedHeader {
     pub model_checksum: u64,
 }
 
+/// How entries map to symbols: value v is symbol v + n, depth d is symbol d.
+#[derive(Clone, Copy, Debug)]
+struct Alphabet {
+    /// Symbols in all.
+    symbols: usize,
+    /// The symbol of entry 0 (value 0 or depth 0): every segment's first context.
+    zero: usize,
+    /// Whether entries are signed bytes (values) or unsigned (depths).
+    signed: bool,
+}
+
+impl Alphabet {
+    /// The alphabet of a table of `form` at level `seeds` with `symbols` symbols.
+    fn new(form: Form, seeds: u32, symbols: usize) -> Alphabet {
+        match form {
+            Form::Depth => Alphabet {
+                symbols,
+                zero: 0,
+                signed: false,
+            },
+            Form::SelfContained | Form::Probe => Alphabet {
+                symbols,
+                zero: seeds as usize,
+                signed: true,
+            },
+        }
+    }
+
+    /// The symbol of an entry's byte, if the alphabet has one.
+    #[inline]
+    fn symbol(self, v: u8) -> Option<usize> {
+        let v = if self.signed {
+            i32::from(v as i8)
+        } else {
+            i32::from(v)
+        };
+        let s = v + self.zero as i32;
+        (0..self.symbols as i32).contains(&s).then_some(s as usize)
+    }
+}
+
 impl CompressedHeader {
     fn symbols(&self) -> usize {
-        2 * self.seeds as usize + 1
+        self.symbols as usize
+    }
+
+    /// Contexts of the model: one per previous symbol, twice for depths (won and lost).
+    fn contexts(&self) -> usize {
+        match self.form {
+            Form::Depth => 2 * self.symbols(),
+            Form::SelfContained | Form::Probe => self.symbols(),
+        }
+    }
+
+    /// Bytes of the model: a code length per context and symbol.
+    fn model_len(&self) -> usize {
+        self.contexts() * self.symbols()
+    }
+
+    fn alphabet(&self) -> Alphabet {
+        Alphabet::new(self.form, self.seeds, self.symbols())
     }
 
     fn segments(&self) -> u64 {
@@ -209,7 +290,7 @@ impl CompressedHeader {
         h[14] = self.form.coder();
         h[15] = self.form.segment_log2();
         h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
-        h[20..24].copy_from_slice(&((self.symbols() * self.symbols()) as u32).to_le_bytes());
+        h[20..24].copy_from_slice(&(self.model_len() as u32).to_le_bytes());
         h[24..32].copy_from_slice(&self.entries.to_le_bytes());
         h[32..40].copy_from_slice(&self.index_offset.to_le_bytes());
         h[40..48].copy_from_slice(&self.data_offset.to_le_bytes());
@@ -236,10 +317,13 @@ impl CompressedHeader {
         let form = match h[14] {
             CODER_HUFFMAN_ORDER1 => Form::SelfContained,
             CODER_CAPTURE_DONT_CARES => Form::Probe,
+            CODER_DEPTH_ORDER1 => Form::Depth,
             c => {
                 return Err(mismatch(
                     "coder",
-                    format!("{CODER_HUFFMAN_ORDER1} or {CODER_CAPTURE_DONT_CARES}"),
+                    format!(
+                        "{CODER_HUFFMAN_ORDER1}, {CODER_CAPTURE_DONT_CARES} or {CODER_DEPTH_ORDER1}"
+                    ),
                     c.to_string(),
                 ))
             }
@@ -251,22 +335,38 @@ impl CompressedHeader {
                 h[15].to_string(),
             ));
         }
+        let symbols = match form {
+            Form::SelfContained | Form::Probe => 2 * seeds + 1,
+            // Two square models, won and lost: the model length is 2 S².
+            Form::Depth => (u32_at(20) / 2).isqrt(),
+        };
         let header = CompressedHeader {
             form,
             rules,
             seeds,
+            symbols,
             entries,
             index_offset: u64_at(32),
             data_offset: u64_at(40),
             checksum: u64_at(48),
             model_checksum: u64_at(56),
         };
-        let model_len = (header.symbols() * header.symbols()) as u64;
-        if u64::from(u32_at(20)) != model_len {
+        let model_len = header.model_len() as u64;
+        if u64::from(u32_at(20)) != model_len || symbols == 0 {
             return Err(mismatch(
                 "model length",
-                model_len.to_string(),
+                match form {
+                    Form::Depth => format!("2 S² for S in 1..={MAX_DEPTH_SYMBOLS}"),
+                    _ => model_len.to_string(),
+                },
                 u32_at(20).to_string(),
+            ));
+        }
+        if form == Form::Depth && header.symbols() > MAX_DEPTH_SYMBOLS {
+            return Err(mismatch(
+                "depth symbols",
+                format!("at most {MAX_DEPTH_SYMBOLS}"),
+                symbols.to_string(),
             ));
         }
         if header.index_offset != HEADER_LEN as u64 + model_len {
@@ -287,11 +387,16 @@ impl CompressedHeader {
         Ok(header)
     }
 
-    /// The plain-table header this table stands for (its checksum is this file's).
-    pub fn values_header(&self) -> Header {
+    /// The plain-table header this table stands for (its checksum is this file's): a values
+    /// header, or a one-byte depth header for a depth table.
+    pub fn table_header(&self) -> Header {
+        let plain = match self.form {
+            Form::Depth => Header::depth(self.rules, self.seeds, 1),
+            Form::SelfContained | Form::Probe => Header::values(self.rules, self.seeds),
+        };
         Header {
             checksum: self.checksum,
-            ..Header::values(self.rules, self.seeds)
+            ..plain
         }
     }
 }
@@ -388,11 +493,14 @@ struct Model {
 }
 
 impl Model {
+    /// The model of code lengths per context and symbol (`lengths[c * symbols + s]`; as many
+    /// contexts as rows of `symbols`).
     fn from_lengths(symbols: usize, lengths: &[u8]) -> Option<Model> {
         let size = 1usize << MAX_CODE_LEN;
-        let mut decode = vec![0u16; symbols * size];
-        let mut encode = vec![(0u32, 0u8); symbols * symbols];
-        for c in 0..symbols {
+        let contexts = lengths.len() / symbols;
+        let mut decode = vec![0u16; contexts * size];
+        let mut encode = vec![(0u32, 0u8); contexts * symbols];
+        for c in 0..contexts {
             let row = &lengths[c * symbols..(c + 1) * symbols];
             if row.iter().any(|&l| u32::from(l) > MAX_CODE_LEN) || !kraft_ok(row) {
                 return None;
@@ -414,8 +522,8 @@ impl Model {
             }
         }
         let fast_size = 1usize << FAST_BITS;
-        let mut fast = vec![0u16; symbols * fast_size];
-        for c in 0..symbols {
+        let mut fast = vec![0u16; contexts * fast_size];
+        for c in 0..contexts {
             for k in 0..fast_size {
                 let e = decode[c * size + k];
                 // Entry k of the full table, for a code of at most 8 bits, is the same for every
@@ -637,22 +745,60 @@ impl Compressed {
     /// Decode values `first..first + out.len()` of segment `s` into `out`. A segment decoded
     /// to its end must end on its last byte.
     fn decode_segment(&self, s: u64, first: usize, out: &mut [i8]) -> Result<(), TableError> {
+        if self.is_depth() {
+            // Depths decode only with their values (see `read_depths`).
+            return Err(TableError::Mismatch {
+                path: self.path.clone(),
+                field: "content",
+                expected: "values".into(),
+                got: "depth".into(),
+            });
+        }
+        self.decode(s, first, out, None)
+    }
+
+    /// Decode entries `first..first + out.len()` of segment `s` into `out`: values, or with
+    /// `values` (the values of the segment's entries `0..first + out.len()`) depths (their
+    /// bytes: a depth above 127 wraps to a negative `i8`). A segment decoded to its end must
+    /// end on its last byte.
+    fn decode(
+        &self,
+        s: u64,
+        first: usize,
+        out: &mut [i8],
+        values: Option<&[i8]>,
+    ) -> Result<(), TableError> {
         let b = s / BLOCK_SEGMENTS as u64;
         let (bytes, lengths) = self.block(b)?;
         let k = (s % BLOCK_SEGMENTS as u64) as usize;
         let from: usize = lengths[..k].iter().map(|&l| usize::from(l)).sum();
         let len = usize::from(lengths[k]);
         let bytes = &bytes[from..];
-        let n = self.header.seeds as i32;
+        let zero = self.header.alphabet().zero;
         let size = 1usize << MAX_CODE_LEN;
         let mask = (size - 1) as u64;
         let fast_size = 1usize << FAST_BITS;
         let fast_mask = (fast_size - 1) as u64;
         let stop = first + out.len();
         let (fast, decode) = (&self.model.fast, &self.model.decode);
+        let symbols = self.header.symbols();
         let mut pos = 0usize; // bits
-        let mut ctx = n as usize; // value 0
+        let mut ctx = zero; // value 0, or depth 0
+        let mut last = 0usize; // depths: the last won or lost position's
         for i in 0..stop {
+            if let Some(values) = values {
+                match values[i].signum() {
+                    0 => {
+                        // A draw: depth 0, not coded.
+                        if i >= first {
+                            out[i - first] = 0;
+                        }
+                        continue;
+                    }
+                    1 => ctx = last,
+                    _ => ctx = symbols + last,
+                }
+            }
             let at = pos >> 3;
             if at > len {
                 return Err(self.corrupt(b, "codes run past the end of a segment"));
@@ -668,8 +814,10 @@ impl Compressed {
             }
             pos += usize::from(e & 15);
             ctx = usize::from(e >> 4);
+            last = ctx;
             if i >= first {
-                out[i - first] = (ctx as i32 - n) as i8;
+                // A depth above 127 wraps here and back in the caller's `as u8`.
+                out[i - first] = (ctx as i32 - zero as i32) as i8;
             }
         }
         let whole = stop == self.segment_values(s);
@@ -713,6 +861,55 @@ impl Compressed {
         self.stored(i)
     }
 
+    /// Whether this is a depth table (`.cdepth`).
+    pub fn is_depth(&self) -> bool {
+        self.header.form == Form::Depth
+    }
+
+    /// The entries whose values a read of depths `range` needs (see
+    /// [`Compressed::read_depths`]): from the start of `range`'s first segment to its end.
+    pub fn depth_context(&self, range: std::ops::Range<u64>) -> std::ops::Range<u64> {
+        let per = self.header.form.segment() as u64;
+        range.start / per * per..range.end
+    }
+
+    /// Decode the depths of entries `start..start + out.len()` of a depth table into `out`,
+    /// given `values`, the level's values of entries
+    /// [`depth_context`](Compressed::depth_context)`(start..start + out.len())`. The values
+    /// must be the level's own: others decode to wrong depths or a corrupt-block error.
+    pub fn read_depths(&self, start: u64, out: &mut [u8], values: &[i8]) -> Result<(), TableError> {
+        let context = self.depth_context(start..start + out.len() as u64);
+        if !self.is_depth() || values.len() as u64 != context.end - context.start {
+            return Err(TableError::Mismatch {
+                path: self.path.clone(),
+                field: "depth read",
+                expected: format!(
+                    "a depth table and the values of entries {}..{}",
+                    context.start, context.end
+                ),
+                got: format!("{:?} and {} values", self.header.form, values.len()),
+            });
+        }
+        let per = self.header.form.segment() as u64;
+        let end = start + out.len() as u64;
+        let mut i = start;
+        while i < end {
+            let s = i / per;
+            let k = (i % per) as usize;
+            let take = ((per - k as u64).min(end - i)) as usize;
+            let o = (i - start) as usize;
+            let v = (s * per - context.start) as usize;
+            self.decode(
+                s,
+                k,
+                as_i8(&mut out[o..o + take]),
+                Some(&values[v..v + k + take]),
+            )?;
+            i += take as u64;
+        }
+        Ok(())
+    }
+
     /// The value stored for entry `i`: the value itself in the self-contained form; in the
     /// probe form, where the best capture achieves it, anything up to it (module docs).
     pub fn stored(&self, i: u64) -> Result<i8, TableError> {
@@ -746,7 +943,12 @@ impl Compressed {
     }
 
     /// Decode every block (on all cores) and check each: the first corrupt one is the error.
+    /// A depth table's blocks need the level's values, so they are checked as they are read
+    /// (every block's checksum is checked by [`Compressed::verify`] too): nothing here.
     pub fn check_blocks(&self) -> Result<(), TableError> {
+        if self.is_depth() {
+            return Ok(());
+        }
         (0..self.header.segments())
             .into_par_iter()
             .try_for_each_init(
@@ -826,17 +1028,27 @@ impl Bits {
     }
 }
 
-fn symbol(path: &Path, n: u32, i: u64, v: u8) -> Result<usize, TableError> {
-    let v = v as i8 as i32;
-    if v.unsigned_abs() > n {
-        return Err(TableError::Mismatch {
+/// The symbol of entry `i`, whose byte is `v`, or an error naming it.
+fn symbol(path: &Path, alphabet: Alphabet, i: u64, v: u8) -> Result<usize, TableError> {
+    alphabet.symbol(v).ok_or_else(|| {
+        let (field, expected, got) = if alphabet.signed {
+            let n = alphabet.zero;
+            (
+                "value",
+                format!("-{n}..={n} at entry {i}"),
+                (v as i8).to_string(),
+            )
+        } else {
+            let top = alphabet.symbols - 1;
+            ("depth", format!("0..={top} at entry {i}"), v.to_string())
+        };
+        TableError::Mismatch {
             path: path.to_path_buf(),
-            field: "value",
-            expected: format!("-{n}..={n} at entry {i}"),
-            got: v.to_string(),
-        });
-    }
-    Ok((v + n as i32) as usize)
+            field,
+            expected,
+            got,
+        }
+    })
 }
 
 /// What [`compress`] reports.
@@ -874,7 +1086,7 @@ const _: () = assert!(BATCH % Form::SelfContained.group() as u64 == 0);
 /// Code lengths of every context from counts; with `smooth`, every symbol gets a code (the
 /// probe form's model is fitted to a sample, and the encoder may meet any pair).
 fn fit(symbols: usize, counts: &[u64], smooth: bool) -> Vec<u8> {
-    (0..symbols)
+    (0..counts.len() / symbols)
         .flat_map(|c| {
             let mut row = counts[c * symbols..(c + 1) * symbols].to_vec();
             if smooth {
@@ -921,7 +1133,7 @@ impl Costs {
 /// each state its bits. Of equal paths the one with the lowest symbols wins: the choice is
 /// deterministic.
 fn segment_symbols(
-    n: u32,
+    alphabet: Alphabet,
     values: &[u8],
     ceilings: Option<&[i8]>,
     costs: &Costs,
@@ -929,7 +1141,12 @@ fn segment_symbols(
     out: &mut Vec<usize>,
 ) {
     out.clear();
-    let symbol_of = |v: u8| (v as i8 as i32 + n as i32) as usize;
+    let symbol_of = |v: u8| {
+        alphabet
+            .symbol(v)
+            .expect("entries are checked to be in range")
+    };
+    let n = alphabet.zero as u32;
     let Some(ceilings) = ceilings else {
         out.extend(values.iter().map(|&v| symbol_of(v)));
         return;
@@ -985,7 +1202,7 @@ fn segment_symbols(
 /// Encode one segment.
 fn encode_segment(
     model: &Model,
-    n: u32,
+    alphabet: Alphabet,
     values: &[u8],
     ceilings: Option<&[i8]>,
     costs: &Costs,
@@ -993,9 +1210,20 @@ fn encode_segment(
     bits: &mut Bits,
 ) {
     let symbols = model.symbols;
+    if !alphabet.signed {
+        // Depths: coded against the positions' values (the side information).
+        let values_of = ceilings.expect("a depth table's values");
+        for_each_depth_code(symbols, values, values_of, |ctx, s| {
+            let (code, len) = model.encode[ctx * symbols + s];
+            debug_assert!(len > 0, "a symbol without a code");
+            bits.put(code, len);
+        });
+        bits.finish();
+        return;
+    }
     let (search, stored) = scratch;
-    segment_symbols(n, values, ceilings, costs, search, stored);
-    let mut ctx = n as usize;
+    segment_symbols(alphabet, values, ceilings, costs, search, stored);
+    let mut ctx = alphabet.zero;
     for &s in stored.iter() {
         let (code, len) = model.encode[ctx * symbols + s];
         debug_assert!(len > 0, "a symbol without a code");
@@ -1009,7 +1237,7 @@ fn encode_segment(
 fn encode_group(
     model: &Model,
     form: Form,
-    n: u32,
+    alphabet: Alphabet,
     group: &[u8],
     ceilings: Option<&[i8]>,
     costs: &Costs,
@@ -1025,7 +1253,7 @@ fn encode_group(
             let from = bits.out.len();
             let at = j * form.block() + k * form.segment();
             let c = ceilings.map(|c| &c[at..at + segment.len()]);
-            encode_segment(model, n, segment, c, costs, &mut scratch, &mut bits);
+            encode_segment(model, alphabet, segment, c, costs, &mut scratch, &mut bits);
             let len = u8::try_from(bits.out.len() - from).expect("a segment fits 255 bytes");
             record[56 + BLOCK_SEGMENTS * j + k] = len;
         }
@@ -1059,7 +1287,78 @@ pub fn compress(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    run(path, rules, seeds, read, free, progress, false)
+    let form = if free.is_some() {
+        Form::Probe
+    } else {
+        Form::SelfContained
+    };
+    run(path, rules, seeds, form, read, free, progress, false)
+}
+
+fn as_u8(b: &mut [i8]) -> &mut [u8] {
+    // SAFETY: u8 and i8 have the same size, alignment and validity (every bit pattern).
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<u8>(), b.len()) }
+}
+
+/// Compress a depth table of level `seeds` whose largest depth is `max_depth` (its entries,
+/// one byte each, `read` gives) to the compressed depth table `path` (`level-NN.cdepth`),
+/// coded against the level's values, which `values` gives (entries `start..` into a buffer,
+/// as bytes): two streamed passes, then the file decoded back and compared before it is
+/// renamed into place. A depth above `max_depth`, or a draw whose depth is not 0, is an error.
+pub fn compress_depth(
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    max_depth: u8,
+    read: &ReadValues<'_>,
+    values: &ReadValues<'_>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+) -> Result<CompressedSize, TableError> {
+    let symbols = usize::from(max_depth) + 1;
+    let side = |start: u64, _: &[u8], out: &mut [i8]| values(start, as_u8(out));
+    let side = Side::Values(&side);
+    run_with(
+        path,
+        rules,
+        seeds,
+        Form::Depth,
+        symbols,
+        read,
+        side,
+        progress,
+        false,
+    )
+}
+
+/// What [`run_with`] reads beside the entries: nothing (the self-contained form), the probe
+/// form's ceilings, or a depth table's values (its contexts).
+#[derive(Clone, Copy)]
+enum Side<'a, 'b> {
+    None,
+    Ceilings(&'a ReadFreedom<'b>),
+    Values(&'a ReadFreedom<'b>),
+}
+
+/// The coded symbols of one segment of a depth table, `depths`, with their contexts, given
+/// the positions' `values`: `f(context, symbol)` for each won or lost position in order
+/// (draws are depth 0, not coded). The context is the side (won: 0, lost: `symbols`) plus the
+/// depth of the last won or lost position before it in the segment.
+fn for_each_depth_code(
+    symbols: usize,
+    depths: &[u8],
+    values: &[i8],
+    mut f: impl FnMut(usize, usize),
+) {
+    let mut last = 0;
+    for (&d, &v) in depths.iter().zip(values) {
+        let side = match v.signum() {
+            0 => continue,
+            1 => 0,
+            _ => symbols,
+        };
+        f(side + last, usize::from(d));
+        last = usize::from(d);
+    }
 }
 
 /// What [`compress`] would write, without writing: the model fitted to a sample of about
@@ -1076,53 +1375,104 @@ pub fn estimate(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    run(path, rules, seeds, read, free, progress, true)
-}
-
-/// [`compress`], or with `estimate_only` [`estimate`].
-fn run(
-    path: &Path,
-    rules: Rules,
-    seeds: u32,
-    read: &ReadValues<'_>,
-    free: Option<&ReadFreedom<'_>>,
-    progress: &(dyn Fn(u8, u64) + Sync),
-    estimate_only: bool,
-) -> Result<CompressedSize, TableError> {
-    let entries = level_size(seeds);
-    let n = seeds;
-    let symbols = 2 * n as usize + 1;
     let form = if free.is_some() {
         Form::Probe
     } else {
         Form::SelfContained
     };
+    run(path, rules, seeds, form, read, free, progress, true)
+}
+
+/// [`compress`] or [`estimate`] of a values table in `form`.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    form: Form,
+    read: &ReadValues<'_>,
+    free: Option<&ReadFreedom<'_>>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+    estimate_only: bool,
+) -> Result<CompressedSize, TableError> {
+    let symbols = 2 * seeds as usize + 1;
+    let side = free.map_or(Side::None, Side::Ceilings);
+    run_with(
+        path,
+        rules,
+        seeds,
+        form,
+        symbols,
+        read,
+        side,
+        progress,
+        estimate_only,
+    )
+}
+
+/// Compress (or with `estimate_only`, estimate) a level's table of `form` over an alphabet of
+/// `symbols` symbols.
+#[allow(clippy::too_many_arguments)]
+fn run_with(
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    form: Form,
+    symbols: usize,
+    read: &ReadValues<'_>,
+    side: Side<'_, '_>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+    estimate_only: bool,
+) -> Result<CompressedSize, TableError> {
+    let entries = level_size(seeds);
+    let alphabet = Alphabet::new(form, seeds, symbols);
+    let depth = form == Form::Depth;
+    debug_assert_eq!(matches!(side, Side::Ceilings(_)), form == Form::Probe);
+    debug_assert_eq!(matches!(side, Side::Values(_)), depth);
+    let contexts = if depth { 2 * symbols } else { symbols };
     let (seg, group) = (form.segment(), form.group());
     let groups = entries.div_ceil(group as u64);
+    // A batch's entries, and its side information: the probe form's ceilings, or a depth
+    // table's values.
     let read_batch = |start: u64, end: u64| -> Result<(Vec<u8>, Option<Vec<i8>>), TableError> {
         let mut buf = vec![0u8; (end - start) as usize];
         read(start, &mut buf)?;
-        let ceilings = match free {
-            Some(f) => {
+        let side = match side {
+            Side::Ceilings(f) | Side::Values(f) => {
                 let mut c = vec![FIXED; buf.len()];
                 f(start, &buf, &mut c)?;
                 Some(c)
             }
-            None => None,
+            Side::None => None,
         };
-        Ok((buf, ceilings))
+        Ok((buf, side))
     };
     let count = |values: &[u8], ceilings: Option<&[i8]>, costs: &Costs, first: u64| {
-        let mut k = vec![0u64; symbols * symbols];
+        let mut k = vec![0u64; contexts * symbols];
         let (mut search, mut stored) = (Vec::new(), Vec::new());
         for (si, segment) in values.chunks(seg).enumerate() {
             let at = si * seg;
             for (j, &v) in segment.iter().enumerate() {
-                symbol(path, n, first + (at + j) as u64, v)?;
+                symbol(path, alphabet, first + (at + j) as u64, v)?;
             }
             let c = ceilings.map(|c| &c[at..at + segment.len()]);
-            let mut ctx = n as usize;
-            segment_symbols(n, segment, c, costs, &mut search, &mut stored);
+            if depth {
+                let signs = c.expect("a depth table's values");
+                if let Some(j) = (0..segment.len()).find(|&j| signs[j] == 0 && segment[j] != 0) {
+                    return Err(TableError::Mismatch {
+                        path: path.to_path_buf(),
+                        field: "depth",
+                        expected: format!("0 for a draw at entry {}", first + (at + j) as u64),
+                        got: segment[j].to_string(),
+                    });
+                }
+                for_each_depth_code(symbols, segment, signs, |ctx, s| {
+                    k[ctx * symbols + s] += 1;
+                });
+                continue;
+            }
+            let mut ctx = alphabet.zero;
+            segment_symbols(alphabet, segment, c, costs, &mut search, &mut stored);
             for &s in &stored {
                 k[ctx * symbols + s] += 1;
                 ctx = s;
@@ -1136,18 +1486,23 @@ fn run(
     };
 
     let mut sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = Vec::new();
-    let lengths = if form == Form::SelfContained && !estimate_only {
+    let lengths = if form != Form::Probe && !estimate_only {
         // Pass 1: the counts per context (segment by segment, as they will be coded).
         let no_costs = Costs::new(0, &[]);
-        let mut counts = vec![0u64; symbols * symbols];
+        let mut counts = vec![0u64; contexts * symbols];
         for start in (0..entries).step_by(BATCH as usize) {
             let end = (start + BATCH).min(entries);
-            let (buf, _) = read_batch(start, end)?;
+            let (buf, side) = read_batch(start, end)?;
             let part = buf
                 .par_chunks(group)
                 .enumerate()
-                .map(|(g, chunk)| count(chunk, None, &no_costs, start + (g * group) as u64))
-                .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
+                .map(|(g, chunk)| {
+                    let s = side
+                        .as_deref()
+                        .map(|s| &s[g * group..g * group + chunk.len()]);
+                    count(chunk, s, &no_costs, start + (g * group) as u64)
+                })
+                .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
             counts = add(counts, part);
             progress(0, end);
         }
@@ -1171,7 +1526,7 @@ fn run(
         // The first model only asks for few changes of symbol: one bit to repeat the
         // previous symbol, two for any other. (The self-contained form, fitted to a sample
         // for an estimate, has no choices to make: one count.)
-        let mut lengths: Vec<u8> = (0..symbols * symbols)
+        let mut lengths: Vec<u8> = (0..contexts * symbols)
             .map(|k| if k / symbols == k % symbols { 1 } else { 2 })
             .collect();
         let fits = if form == Form::Probe { PROBE_FITS } else { 1 };
@@ -1180,7 +1535,7 @@ fn run(
             let counts = sample
                 .par_iter()
                 .map(|(first, v, c)| count(v, c.as_deref(), &costs, *first))
-                .try_reduce(|| vec![0u64; symbols * symbols], |a, b| Ok(add(a, b)))?;
+                .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
             lengths = fit(symbols, &counts, form == Form::Probe);
         }
         lengths
@@ -1195,7 +1550,7 @@ fn run(
         let (sampled, bytes) = sample
             .par_iter()
             .map(|(_, v, c)| {
-                let (_, data) = encode_group(&model, form, n, v, c.as_deref(), &costs);
+                let (_, data) = encode_group(&model, form, alphabet, v, c.as_deref(), &costs);
                 (v.len() as u64, data.len() as u64)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -1212,6 +1567,7 @@ fn run(
         form,
         rules,
         seeds,
+        symbols: symbols as u32,
         entries,
         index_offset,
         data_offset,
@@ -1238,7 +1594,7 @@ fn run(
             // The values' range (pass 1 checked only its sample).
             buf.par_iter()
                 .enumerate()
-                .try_for_each(|(k, &v)| symbol(path, n, start + k as u64, v).map(|_| ()))?;
+                .try_for_each(|(k, &v)| symbol(path, alphabet, start + k as u64, v).map(|_| ()))?;
         }
         let encoded: Vec<(Vec<u8>, Vec<u8>)> = buf
             .par_chunks(group)
@@ -1247,7 +1603,7 @@ fn run(
                 let c = ceilings
                     .as_deref()
                     .map(|c| &c[g * group..g * group + values.len()]);
-                encode_group(&model, form, n, values, c, &costs)
+                encode_group(&model, form, alphabet, values, c, &costs)
             })
             .collect();
         let first_group = start / group as u64;
@@ -1279,10 +1635,16 @@ fn run(
             .try_for_each(|(c, w)| -> Result<(), TableError> {
                 let from = start + (c << 16) as u64;
                 let mut got = vec![0u8; w.len()];
-                decoded.read_stored(from, &mut got)?;
                 let tops = ceilings
                     .as_deref()
                     .map(|t| &t[c << 16..(c << 16) + w.len()]);
+                if depth {
+                    // Chunks start on a segment: their values are the context.
+                    decoded.read_depths(from, &mut got, tops.expect("a depth table's values"))?;
+                } else {
+                    decoded.read_stored(from, &mut got)?;
+                }
+                let tops = tops.filter(|_| !depth);
                 let wrong = |k: usize| {
                     let (g, v) = (got[k] as i8, w[k] as i8);
                     g != v && !tops.is_some_and(|t| t[k] != FIXED && g <= t[k] && v <= t[k])
@@ -1354,7 +1716,7 @@ mod tests {
                 })
                 .collect();
             segment_symbols(
-                n,
+                Alphabet::new(Form::Probe, n, symbols),
                 &values,
                 Some(&ceilings),
                 &costs,
@@ -1418,7 +1780,7 @@ mod tests {
         }
         // Without ceilings, the values themselves.
         segment_symbols(
-            2,
+            Alphabet::new(Form::SelfContained, 2, 5),
             &[0, 1, 0xfe],
             None,
             &Costs::new(0, &[]),

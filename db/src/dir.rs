@@ -4,6 +4,8 @@
 //! awari-db/
 //!   level-00.values   header + 1 byte per position of level 0
 //!   level-00.depth    (with `build --depth`) plies to conversion, same index
+//!   level-21.cdepth   the same depths, compressed (the default above 20 seeds); a level is
+//!                     read from its `.depth` file when it has both
 //!   level-01.cvalues  (after `awari-solver compress` or `build --compress`) the same values,
 //!                     compressed; a level is read from its `.values` file when it has both
 //!                     (with `compress --probe`, the probe form: readable only through
@@ -36,6 +38,11 @@ pub fn compressed_path(dir: &Path, seeds: u32) -> PathBuf {
 /// The depth-to-conversion file of level `seeds` in `dir`.
 pub fn depth_path(dir: &Path, seeds: u32) -> PathBuf {
     dir.join(format!("level-{seeds:02}.depth"))
+}
+
+/// The compressed depth-to-conversion file of level `seeds` in `dir`.
+pub fn compressed_depth_path(dir: &Path, seeds: u32) -> PathBuf {
+    dir.join(format!("level-{seeds:02}.cdepth"))
 }
 
 /// The raw VU file of level `seeds` in `dir`.
@@ -183,9 +190,13 @@ impl Levels {
         Ok(levels)
     }
 
-    /// Open the depth table of level `seeds`, if the directory has one.
+    /// Open the depth table of level `seeds`, if the directory has one: the plain one, else
+    /// the compressed one.
     fn open_depth(&mut self, seeds: u32) -> Result<(), DbError> {
-        let path = depth_path(&self.dir, seeds);
+        let mut path = depth_path(&self.dir, seeds);
+        if !path.exists() {
+            path = compressed_depth_path(&self.dir, seeds);
+        }
         if path.exists() {
             let depth = Table::open(
                 &path,
@@ -258,11 +269,63 @@ impl Levels {
         self.depths.get(seeds as usize).and_then(Option::as_ref)
     }
 
-    /// The depth to conversion of an indexed board, when its level has a depth table.
-    pub fn depth(&self, board: &Board) -> Option<u16> {
+    /// The depth to conversion of an indexed board, when its level has a depth table
+    /// (`Ok(None)` otherwise, or for a board whose opponent row is full); a corrupt block of a
+    /// compressed depth table is an error.
+    pub fn depth(&self, board: &Board) -> Result<Option<u16>, DbError> {
         let seeds = board.seeds();
-        let table = self.depth_table(seeds)?;
-        Level::new(seeds).rank(board).map(|i| table.entry(i))
+        if self.depth_table(seeds).is_none() {
+            return Ok(None);
+        };
+        let Some(i) = Level::new(seeds).rank(board) else {
+            return Ok(None);
+        };
+        let mut d = [0u16];
+        self.read_depths(seeds, i, &mut d)?;
+        Ok(Some(d[0]))
+    }
+
+    /// The depths of entries `start..start + out.len()` of level `seeds` into `out`, from
+    /// its depth table (plain, or compressed and decoded against the level's values: see
+    /// [`Table::read_depths`]).
+    pub fn read_depths(&self, seeds: u32, start: u64, out: &mut [u16]) -> Result<(), DbError> {
+        let table = self
+            .depth_table(seeds)
+            .ok_or_else(|| DbError::MissingDepth {
+                dir: self.dir.clone(),
+                seeds,
+            })?;
+        let context = table.depth_context(start..start + out.len() as u64);
+        let mut values = Vec::new();
+        self.read_values(seeds, context, &mut values)?;
+        table.read_depths(start, out, &values)?;
+        Ok(())
+    }
+
+    /// The values of entries `range` of level `seeds` into `out` (replacing its contents):
+    /// read in order from a plain or self-contained table; resolved one by one (a capture
+    /// search each) from one in the probe form.
+    pub fn read_values(
+        &self,
+        seeds: u32,
+        range: std::ops::Range<u64>,
+        out: &mut Vec<i8>,
+    ) -> Result<(), DbError> {
+        out.clear();
+        if range.is_empty() {
+            return Ok(());
+        }
+        let table = self.require(seeds)?;
+        if table.is_probe_form() {
+            let level = Level::new(seeds);
+            for (i, board) in range.clone().zip(level.boards(range)) {
+                out.push(self.lookup(&board, i)?);
+            }
+        } else {
+            let mut buf = Vec::new();
+            out.extend(table.read(range, &mut buf)?.iter().map(|&b| b as i8));
+        }
+        Ok(())
     }
 
     /// The value of an indexed board (`None` if its opponent row is full).

@@ -30,7 +30,10 @@ pub mod rules;
 pub mod table;
 
 pub use board::{Board, MAX_SEEDS, PITS};
-pub use dir::{compressed_path, depth_path, level_exists, level_path, raw_path, DbError, Levels};
+pub use dir::{
+    compressed_depth_path, compressed_path, depth_path, level_exists, level_path, raw_path,
+    DbError, Levels,
+};
 pub use error::{BoardError, ParseRulesError, TableError};
 pub use index::{all_boards, binomial, level_size, successor, Level};
 pub use moves::{sow_only, Move, MoveList, Outcome, QuietMoves};

@@ -505,7 +505,7 @@ impl Table {
         let compressed = got >= 8 && head[0..8] == compressed::MAGIC;
         let (header, store) = if compressed {
             let c = Compressed::open(path, &file)?;
-            (c.header().values_header(), Some(Store::Compressed(c)))
+            (c.header().table_header(), Some(Store::Compressed(c)))
         } else {
             (Header::from_bytes(path, &head[..got])?, None)
         };
@@ -708,18 +708,50 @@ impl Table {
         }
     }
 
-    /// Entry `i` of a plain table of any width, as an unsigned number (a depth; depth tables
-    /// are never compressed).
-    #[inline]
-    pub fn entry(&self, i: u64) -> u16 {
-        let d = self.plain().expect("depth tables are plain");
-        match self.header.entry_bytes {
-            1 => u16::from(d[i as usize]),
-            _ => {
-                let o = 2 * i as usize;
-                u16::from_le_bytes([d[o], d[o + 1]])
+    /// The entries whose values a read of depths `range` needs (see
+    /// [`Table::read_depths`]): none for a plain depth table; for a compressed one, from the
+    /// start of `range`'s first segment to its end.
+    pub fn depth_context(&self, range: std::ops::Range<u64>) -> std::ops::Range<u64> {
+        match &self.store {
+            Store::Compressed(c) => c.depth_context(range),
+            Store::Plain { .. } => range.start..range.start,
+        }
+    }
+
+    /// Entries `start..start + out.len()` of a depth table into `out`. `values` are the
+    /// level's values of entries [`Table::depth_context`]`(start..start + out.len())`: none
+    /// for a plain table; a compressed one (`.cdepth`) is coded against them, and decodes in
+    /// whole segments, checking their blocks (a corrupt one is an error, never a wrong depth).
+    pub fn read_depths(
+        &self,
+        start: u64,
+        out: &mut [u16],
+        values: &[i8],
+    ) -> Result<(), TableError> {
+        debug_assert_eq!(self.header.content, Content::Depth);
+        let (from, to) = (start as usize, start as usize + out.len());
+        match &self.store {
+            Store::Compressed(c) => {
+                let mut bytes = vec![0u8; out.len()];
+                c.read_depths(start, &mut bytes, values)?;
+                out.iter_mut()
+                    .zip(&bytes)
+                    .for_each(|(d, &b)| *d = u16::from(b));
+            }
+            Store::Plain { .. } => {
+                let data = self.plain().expect("plain");
+                if self.header.entry_bytes == 1 {
+                    out.iter_mut()
+                        .zip(&data[from..to])
+                        .for_each(|(d, &b)| *d = u16::from(b));
+                } else {
+                    out.iter_mut()
+                        .zip(data[2 * from..2 * to].chunks_exact(2))
+                        .for_each(|(d, b)| *d = u16::from_le_bytes([b[0], b[1]]));
+                }
             }
         }
+        Ok(())
     }
 
     /// Decode and check every block of a compressed table (each block's checksum, and that

@@ -6,10 +6,62 @@
 //!   every capturing child lists it among its un-captures;
 //! - board text never panics the parser, and what it accepts prints back the same;
 //! - a values or depth table with any byte changed either fails to open, fails its checksum,
-//!   or holds the same entries: never a panic, never a wrong value or depth that verifies.
+//!   or holds the same entries: never a panic, never a wrong value or depth that verifies;
+//! - a compressed depth table with any byte changed either fails to open, or is an error where
+//!   it is read, or reads the same depths: never a wrong depth.
 
-use awari_db::{write_table, Board, Expect, Header, Level, Rules, Table};
+use std::sync::OnceLock;
+
+use awari_db::{compressed, level_size, write_table, Board, Expect, Header, Level, Rules, Table};
 use proptest::prelude::*;
+
+/// A compressed depth table of level 9 with made-up values and depths (runs, a spread of
+/// depths, 0 for every draw): its file's bytes, the values and the depths.
+fn cdepth_source() -> &'static (Vec<u8>, Vec<i8>, Vec<u8>) {
+    static SOURCE: OnceLock<(Vec<u8>, Vec<i8>, Vec<u8>)> = OnceLock::new();
+    SOURCE.get_or_init(|| {
+        let n = 9;
+        let size = level_size(n) as usize;
+        let mut rng = awari_db::SplitMix64(9);
+        let values: Vec<i8> = (0..size).map(|_| rng.below(19) as i8 - 9).collect();
+        let depths: Vec<u8> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                if v == 0 {
+                    0
+                } else {
+                    ((i / 50) % 37) as u8 + (i % 3) as u8
+                }
+            })
+            .collect();
+        let max = *depths.iter().max().unwrap();
+        let dir = std::env::temp_dir().join(format!("awari-prop-cd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("level-09.cdepth");
+        compressed::compress_depth(
+            &path,
+            Rules::Awari,
+            n,
+            max,
+            &|from, buf| {
+                buf.copy_from_slice(&depths[from as usize..from as usize + buf.len()]);
+                Ok(())
+            },
+            &|from, buf| {
+                for (b, &v) in buf.iter_mut().zip(&values[from as usize..]) {
+                    *b = v as u8;
+                }
+                Ok(())
+            },
+            &|_, _| {},
+        )
+        .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (bytes, values, depths)
+    })
+}
 
 /// A board with at most 48 seeds, any spread (pits grow until the seeds run out).
 fn board() -> impl Strategy<Value = Board> {
@@ -102,8 +154,51 @@ proptest! {
                 // Only a header byte nothing reads (reserved) may change unnoticed.
                 prop_assert_eq!(t.header().seeds, level);
                 prop_assert_eq!(t.header().content, header.content);
-                for i in 0..size as u64 {
-                    prop_assert_eq!(t.entry(i), u16::from(data[i as usize]));
+                if depth {
+                    let mut d = vec![0u16; size];
+                    t.read_depths(0, &mut d, &[]).unwrap();
+                    for i in 0..size {
+                        prop_assert_eq!(d[i], u16::from(data[i]));
+                    }
+                } else {
+                    for i in 0..size as u64 {
+                        prop_assert_eq!(t.value(i).unwrap(), data[i as usize] as i8);
+                    }
+                }
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_compressed_depth_table_is_an_error_or_the_same_depths(
+        offset in any::<usize>(),
+        xor in 1u8..=255,
+        start in any::<u64>(),
+        len in 1usize..300,
+    ) {
+        let (bytes, values, depths) = cdepth_source();
+        let dir = std::env::temp_dir().join(format!("awari-prop-cdd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("level-09.cdepth");
+        let mut bytes = bytes.clone();
+        let offset = offset % bytes.len();
+        bytes[offset] ^= xor;
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(t) = Table::open(&path, Expect::default()) {
+            prop_assert_eq!(t.header().content, awari_db::Content::Depth);
+            // The whole table, and a stretch from anywhere (its context from its segment's
+            // start): an error, or the depths.
+            let size = values.len() as u64;
+            let start = start % size;
+            for (from, to) in [(0, size), (start, (start + len as u64).min(size))] {
+                let context = t.depth_context(from..to);
+                let v = &values[context.start as usize..context.end as usize];
+                let mut got = vec![0u16; (to - from) as usize];
+                if t.read_depths(from, &mut got, v).is_ok() {
+                    for (k, &d) in got.iter().enumerate() {
+                        prop_assert_eq!(d, u16::from(depths[from as usize + k]), "entry {}", from as usize + k);
+                    }
                 }
             }
         }

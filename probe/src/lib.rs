@@ -137,7 +137,7 @@ impl Database {
             return Ok(None);
         }
         if Level::new(seeds).rank(board).is_some() {
-            return Ok(self.levels.depth(board));
+            return self.levels.depth(board);
         }
         let value = self.value(board)?;
         if value == 0 {
@@ -152,7 +152,7 @@ impl Database {
             if m.captures > 0 {
                 capture = true;
             } else {
-                let d = self.levels.depth(&m.child).unwrap_or(0);
+                let d = self.levels.depth(&m.child)?.unwrap_or(0);
                 quiet = Some(match quiet {
                     None => d,
                     Some(q) if value > 0 => q.min(d),
@@ -171,22 +171,33 @@ impl Database {
 /// to conversion where the position's level has a depth table (`None` without one): a winner
 /// prefers a capture (it converts at once), then the quiet move to the smallest depth; a loser
 /// prefers the quiet move to the largest depth, and captures only when no quiet move keeps
-/// its value. Draws and levels without depths rank every value-optimal move alike.
-pub fn depth_rank(levels: &Levels, value: i8, captures: u8, child: &Board) -> Option<i32> {
-    levels.depth_table(child.seeds() + u32::from(captures))?;
-    Some(match (value.signum(), captures > 0) {
+/// its value. Draws and levels without depths rank every value-optimal move alike. A corrupt
+/// block of a compressed depth table is an error.
+pub fn depth_rank(
+    levels: &Levels,
+    value: i8,
+    captures: u8,
+    child: &Board,
+) -> Result<Option<i32>, DbError> {
+    if levels
+        .depth_table(child.seeds() + u32::from(captures))
+        .is_none()
+    {
+        return Ok(None);
+    }
+    Ok(Some(match (value.signum(), captures > 0) {
         (0, _) => 0,
         (1, true) => i32::MAX,
         (_, true) => -1,
         (sign, false) => {
-            let d = i32::from(levels.depth(child).unwrap_or(0));
+            let d = i32::from(levels.depth(child)?.unwrap_or(0));
             if sign > 0 {
                 -d
             } else {
                 d
             }
         }
-    })
+    }))
 }
 
 /// The perfect pits among `pits` (pit, captures, child, value; the child `None` for an
@@ -198,19 +209,18 @@ pub fn perfect_pits(
     value: i8,
     pits: &[(u8, u8, Option<Board>, i8)],
 ) -> Result<Vec<u8>, DbError> {
-    let optimal: Vec<(u8, i32)> = pits
-        .iter()
-        .filter(|p| p.3 == value)
-        .filter_map(|&(pit, captures, child, _)| {
-            let child = child?;
-            let rank = if levels.depth_table(board.seeds()).is_some() {
-                depth_rank(levels, value, captures, &child).unwrap_or(0)
-            } else {
-                0
-            };
-            Some((pit, rank))
-        })
-        .collect();
+    let mut optimal: Vec<(u8, i32)> = Vec::new();
+    for &(pit, captures, child, v) in pits {
+        let Some(child) = child.filter(|_| v == value) else {
+            continue;
+        };
+        let rank = if levels.depth_table(board.seeds()).is_some() {
+            depth_rank(levels, value, captures, &child)?.unwrap_or(0)
+        } else {
+            0
+        };
+        optimal.push((pit, rank));
+    }
     let top = optimal.iter().map(|&(_, r)| r).max();
     Ok(optimal
         .iter()

@@ -129,7 +129,7 @@ pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Li
             // it can; the loser keeps the depth as long as it can and captures only when that
             // is all that keeps its value.
             let rank = if depths {
-                crate::depth_rank(levels, v, m.captures, &m.child).unwrap_or(0)
+                crate::depth_rank(levels, v, m.captures, &m.child)?.unwrap_or(0)
             } else {
                 i32::from(m.captures)
             };

@@ -36,6 +36,7 @@ fn db(rules: Rules) -> &'static Path {
                     depth: true,
                     mode: Default::default(),
                     compress: false,
+                    depth_form: Default::default(),
                 };
                 build(&opts, &Silent, |_| {}).unwrap();
                 dir

@@ -29,6 +29,7 @@ fn server() -> &'static (SocketAddr, PathBuf) {
             depth: false,
             mode: Default::default(),
             compress: false,
+            depth_form: Default::default(),
         };
         build(&opts, &Silent, |_| {}).unwrap();
         let db = Database::open(&dir, None).unwrap();

@@ -113,6 +113,8 @@ pub struct BuildOptions {
     pub memory: Option<u64>,
     /// Also write depth-to-conversion tables (see [`crate::depth`]).
     pub depth: bool,
+    /// How the depth tables are stored.
+    pub depth_form: crate::depth::DepthForm,
     /// Which level algorithm to use.
     pub mode: Mode,
     /// Compress each level once it is built (and any plain level kept), replacing its plain
@@ -351,14 +353,7 @@ fn add_depth(
 ) -> Result<crate::depth::DepthReport, BuildError> {
     let budget = opts.memory.or_else(sys::memory_available);
     let report = crate::depth::compute_depth(levels, n, &opts.dir, budget, true, 10, progress)?;
-    levels.insert_depth(Table::open(
-        depth_path(&opts.dir, n),
-        Expect {
-            rules: Some(opts.rules),
-            seeds: Some(n),
-            content: Some(Content::Depth),
-        },
-    )?);
+    crate::depth::store_depth(levels, n, opts.depth_form, progress)?;
     Ok(report)
 }
 

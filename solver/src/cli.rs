@@ -8,6 +8,7 @@ use anyhow::Context;
 use awari_db::Rules;
 use awari_db::{level_exists, level_path};
 use awari_solver::build::Mode;
+use awari_solver::depth::DepthForm;
 use awari_solver::{plan, sys, verify};
 use clap::{Parser, Subcommand};
 
@@ -50,6 +51,26 @@ pub enum ModeArg {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
+pub enum DepthFormArg {
+    Auto,
+    Plain,
+    Compressed,
+}
+
+impl From<DepthFormArg> for DepthForm {
+    fn from(f: DepthFormArg) -> DepthForm {
+        match f {
+            DepthFormArg::Auto => DepthForm::Auto,
+            DepthFormArg::Plain => DepthForm::Plain,
+            DepthFormArg::Compressed => DepthForm::Compressed,
+        }
+    }
+}
+
+/// The help of `--depth-form`, shared by `build` and `depth`.
+const DEPTH_FORM_HELP: &str = "How depth tables are stored: `plain` (level-NN.depth, 1 byte per position), `compressed` (level-NN.cdepth, about 2-3 bits per position, random access, a checksum per block), or `auto`: plain up to 20 seeds, compressed above. Every reader reads both";
+
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub enum MethodArg {
     Auto,
     Streamed,
@@ -79,6 +100,8 @@ pub enum Command {
         /// to realise won positions and `verify` uses to prove the values.
         #[arg(long)]
         depth: bool,
+        #[arg(long, value_enum, default_value_t = DepthFormArg::Auto, help = DEPTH_FORM_HELP)]
+        depth_form: DepthFormArg,
         /// Level algorithm: `memory` (2 bytes of RAM per position, fastest), `low-memory`
         /// (0.67 bytes per position, exits and values streamed from disk), `two-bit` (0.25
         /// bytes per position, under 0.33 in all, with a checkpoint at every step: a killed
@@ -206,6 +229,8 @@ pub enum Command {
         /// lookups (every quiet child of every position).
         #[arg(long)]
         check: bool,
+        #[arg(long, value_enum, default_value_t = DepthFormArg::Auto, help = DEPTH_FORM_HELP)]
+        depth_form: DepthFormArg,
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,

@@ -2,7 +2,8 @@
 //! values table, plain or a raw VU `scores.N` file, to its compressed form
 //! (`level-NN.cvalues`, see [`awari_db::compressed`]), checked by decoding it back before it
 //! is renamed into place. Levels already compressed in the output are kept, so an
-//! interrupted run resumes at the level it was writing. Depth tables are copied as they are.
+//! interrupted run resumes at the level it was writing. Depth tables are compressed too
+//! (`level-NN.cdepth`), or copied where they cannot be (a depth above 255).
 //!
 //! Two forms: the self-contained one, which the builder streams, and the smaller probe form
 //! (`--probe`), whose capture don't-cares are found here with a capture search into the
@@ -14,8 +15,8 @@ use std::time::Instant;
 
 use awari_db::compressed::{self, Form};
 use awari_db::{
-    compressed_path, depth_path, level_exists, level_path, DbError, Expect, Level, Levels, Table,
-    TableError,
+    compressed_depth_path, compressed_path, depth_path, level_exists, level_path, DbError, Expect,
+    Level, Levels, Table, TableError,
 };
 use rayon::prelude::*;
 
@@ -142,9 +143,7 @@ fn run_table(
     };
     let start = Instant::now();
     source.advise(awari_db::Access::Sequential);
-    let pass = AtomicU8::new(u8::MAX);
-    let done = AtomicU64::new(0);
-    const NAMES: [&str; 3] = ["count", "encode", "check"];
+    let passes = PassProgress::new(progress, h.entries);
     let size = if estimate_only {
         compressed::estimate
     } else {
@@ -160,14 +159,7 @@ fn run_table(
             Ok(())
         },
         lower.map(|_| &free as &compressed::ReadFreedom<'_>),
-        &|p, entries| {
-            if pass.swap(p, Relaxed) != p {
-                progress.phase(NAMES[usize::from(p.min(2))], h.entries);
-                done.store(0, Relaxed);
-            }
-            let before = done.swap(entries, Relaxed);
-            progress.advance(entries.saturating_sub(before));
-        },
+        &|p, entries| passes.tell(p, entries),
     )?;
     source.advise(awari_db::Access::Normal);
     Ok(CompressReport {
@@ -178,6 +170,123 @@ fn run_table(
         seconds: Some(start.elapsed().as_secs_f64()),
         estimated: estimate_only,
     })
+}
+
+/// The compressor's passes (0 count, 1 encode, 2 check) as phases of a [`Progress`].
+struct PassProgress<'a> {
+    progress: &'a dyn Progress,
+    entries: u64,
+    pass: AtomicU8,
+    done: AtomicU64,
+}
+
+impl<'a> PassProgress<'a> {
+    fn new(progress: &'a dyn Progress, entries: u64) -> PassProgress<'a> {
+        PassProgress {
+            progress,
+            entries,
+            pass: AtomicU8::new(u8::MAX),
+            done: AtomicU64::new(0),
+        }
+    }
+
+    /// Pass `p` has done `entries` entries.
+    fn tell(&self, p: u8, entries: u64) {
+        const NAMES: [&str; 3] = ["count", "encode", "check"];
+        if self.pass.swap(p, Relaxed) != p {
+            self.progress
+                .phase(NAMES[usize::from(p.min(2))], self.entries);
+            self.done.store(0, Relaxed);
+        }
+        let before = self.done.swap(entries, Relaxed);
+        self.progress.advance(entries.saturating_sub(before));
+    }
+}
+
+/// Compress level `n`'s plain depth table in `levels` to `path` (a `.cdepth` file, coded
+/// against the level's values: see [`compressed::compress_depth`]), reporting to `progress`.
+/// `None`, nothing written, for a table that cannot be: one of two bytes an entry (a depth
+/// above 255), or one already compressed.
+pub fn compress_depth_table(
+    levels: &Levels,
+    n: u32,
+    path: &Path,
+    progress: &dyn Progress,
+) -> Result<Option<CompressReport>, DbError> {
+    let source = levels.depth_table(n).ok_or_else(|| DbError::MissingDepth {
+        dir: levels.dir().to_path_buf(),
+        seeds: n,
+    })?;
+    let h = *source.header();
+    let Some(data) = source.plain().filter(|_| h.entry_bytes == 1) else {
+        return Ok(None);
+    };
+    let start = Instant::now();
+    source.advise(awari_db::Access::Sequential);
+    let max_depth = data
+        .par_chunks(1 << 20)
+        .map(|c| c.iter().copied().max().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let passes = PassProgress::new(progress, h.entries);
+    let size = compressed::compress_depth(
+        path,
+        h.rules,
+        h.seeds,
+        max_depth,
+        &|from, buf| {
+            buf.copy_from_slice(&data[from as usize..from as usize + buf.len()]);
+            Ok(())
+        },
+        &|from, buf| {
+            let mut values = Vec::new();
+            levels
+                .read_values(n, from..from + buf.len() as u64, &mut values)
+                .map_err(table_error)?;
+            buf.iter_mut().zip(&values).for_each(|(b, &v)| *b = v as u8);
+            Ok(())
+        },
+        &|p, entries| passes.tell(p, entries),
+    )?;
+    source.advise(awari_db::Access::Normal);
+    Ok(Some(CompressReport {
+        level: h.seeds,
+        entries: h.entries,
+        source_bytes: source.file_len(),
+        bytes: size.bytes,
+        seconds: Some(start.elapsed().as_secs_f64()),
+        estimated: false,
+    }))
+}
+
+/// Replace level `n`'s plain depth table in `levels` by its compressed form
+/// (`level-NN.cdepth`): compress, reopen, and only then remove the plain file. `None` where
+/// it cannot be compressed (see [`compress_depth_table`]): the plain table stays.
+pub fn compress_depth_in_place(
+    levels: &Levels,
+    n: u32,
+    progress: &dyn Progress,
+) -> Result<Option<(CompressReport, Table)>, DbError> {
+    let dir = levels.dir();
+    let path = compressed_depth_path(dir, n);
+    let Some(report) = compress_depth_table(levels, n, &path, progress)? else {
+        return Ok(None);
+    };
+    let h = *levels.depth_table(n).expect("compressed from it").header();
+    let compressed = Table::open(
+        &path,
+        Expect {
+            rules: Some(h.rules),
+            seeds: Some(h.seeds),
+            content: Some(awari_db::Content::Depth),
+        },
+    )?;
+    let plain = depth_path(dir, h.seeds);
+    std::fs::remove_file(&plain).map_err(|source| TableError::Io {
+        path: plain.clone(),
+        source,
+    })?;
+    Ok(Some((report, compressed)))
 }
 
 /// What compressing levels `stones` (default: every level present) of `source` in `form`
@@ -284,24 +393,35 @@ pub fn compress_db(
                 compress_table(table, probe.then_some(source), &path, progress)?
             }
         };
-        // A depth table goes along as it is (depths are not compressed), so that `line`
-        // and `verify` on the output see what they saw on the source.
-        let depth = depth_path(source.dir(), n);
-        let to = depth_path(out, n);
-        if source.depth_table(n).is_some() && !to.exists() {
-            let tmp = awari_db::table::tmp_path(&to);
-            std::fs::copy(&depth, &tmp)
-                .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
-                .map_err(|source| TableError::Io {
-                    path: to.clone(),
-                    source,
-                })?;
-            awari_db::table::rename_into_place(&tmp, &to)?;
+        // A depth table goes along, compressed (or as it is, if it is already, or has depths
+        // above 255), so that `line` and `verify` on the output see what they saw on the
+        // source.
+        if let Some(depth) = source.depth_table(n) {
+            let (cdepth, plain) = (compressed_depth_path(out, n), depth_path(out, n));
+            if !cdepth.exists() && !plain.exists() {
+                progress.level(n, depth.header().entries);
+                if compress_depth_table(source, n, &cdepth, progress)?.is_none() {
+                    let name = depth.path().file_name().expect("a table file has a name");
+                    copy_into_place(depth.path(), &out.join(name))?;
+                }
+            }
         }
         on_level(&report);
         reports.push(report);
     }
     Ok(reports)
+}
+
+/// Copy the file `from` to `to` (to `.tmp`, synced, renamed).
+fn copy_into_place(from: &Path, to: &Path) -> Result<(), TableError> {
+    let tmp = awari_db::table::tmp_path(to);
+    std::fs::copy(from, &tmp)
+        .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+        .map_err(|source| TableError::Io {
+            path: to.to_path_buf(),
+            source,
+        })?;
+    awari_db::table::rename_into_place(&tmp, to)
 }
 
 /// Replace level `n`'s plain table in `dir` by its compressed form (`build --compress`):

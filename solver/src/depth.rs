@@ -1299,6 +1299,62 @@ pub fn compute_depth(
     DepthPass::open(levels, n, out, bucket)?.run(write, keep, progress)
 }
 
+/// Levels up to this many seeds keep plain depth tables under [`DepthForm::Auto`] (small,
+/// and read most often); above it they are compressed.
+pub const PLAIN_DEPTH_UP_TO: u32 = 20;
+
+/// How a level's depth table is stored once computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DepthForm {
+    /// Plain up to [`PLAIN_DEPTH_UP_TO`] seeds, compressed above.
+    #[default]
+    Auto,
+    /// Always plain (`level-NN.depth`, one byte a position, two past depth 255).
+    Plain,
+    /// Always compressed (`level-NN.cdepth`; see [`awari_db::compressed`]), except a level
+    /// with a depth above 255, which stays plain.
+    Compressed,
+}
+
+impl DepthForm {
+    /// Whether level `n`'s depth table is to be compressed.
+    pub fn compresses(self, n: u32) -> bool {
+        match self {
+            DepthForm::Auto => n > PLAIN_DEPTH_UP_TO,
+            DepthForm::Plain => false,
+            DepthForm::Compressed => true,
+        }
+    }
+}
+
+/// Open level `n`'s depth table just written plain into `levels`' directory, into `levels`,
+/// and where `form` compresses it, replace it by its compressed form (see
+/// [`crate::compress::compress_depth_in_place`]). Returns the file kept and its bytes.
+pub fn store_depth(
+    levels: &mut Levels,
+    n: u32,
+    form: DepthForm,
+    progress: &dyn Progress,
+) -> Result<(PathBuf, u64), DepthError> {
+    let plain = Table::open(
+        depth_path(levels.dir(), n),
+        awari_db::Expect {
+            rules: Some(levels.rules()),
+            seeds: Some(n),
+            content: Some(awari_db::Content::Depth),
+        },
+    )?;
+    let mut kept = (plain.path().to_path_buf(), plain.file_len());
+    levels.insert_depth(plain);
+    if form.compresses(n) {
+        if let Some((_, table)) = crate::compress::compress_depth_in_place(levels, n, progress)? {
+            kept = (table.path().to_path_buf(), table.file_len());
+            levels.insert_depth(table);
+        }
+    }
+    Ok(kept)
+}
+
 /// One level of [`add_depth_tables`].
 #[derive(Clone, Debug)]
 pub struct LevelDepth {
@@ -1310,6 +1366,8 @@ pub struct LevelDepth {
     pub seconds: f64,
     /// Peak resident anonymous memory meanwhile, if measured.
     pub peak_anon: Option<u64>,
+    /// Its depth table's file.
+    pub table: PathBuf,
     /// Bytes of its depth table.
     pub table_bytes: u64,
     /// Whether its values were checked too (so the level is proven).
@@ -1322,14 +1380,17 @@ pub struct LevelDepth {
 /// each pass within `memory` bytes. With `check`, each pass also recomputes every entry from
 /// its children ([`DepthPass::check_values`]), so that a level written is proven (its values
 /// consistent, and every win and loss converting); a wrong entry is an error
-/// ([`DepthError::Inconsistent`]) and no table is written. `on_level` is called after each
-/// level.
+/// ([`DepthError::Inconsistent`]) and no table is written. Each table is stored in `form`
+/// (a kept plain table too, compressed where `form` asks).
+/// `on_level` is called after each level.
+#[allow(clippy::too_many_arguments)]
 pub fn add_depth_tables(
     db: &Path,
     out: Option<&Path>,
     stones: &[u32],
     memory: Option<u64>,
     check: bool,
+    form: DepthForm,
     progress: &dyn Progress,
     mut on_level: impl FnMut(&LevelDepth),
 ) -> Result<Vec<LevelDepth>, DepthError> {
@@ -1361,12 +1422,25 @@ pub fn add_depth_tables(
     for n in wanted {
         levels.require(n)?;
         if let Some(t) = levels.depth_table(n) {
+            let start = Instant::now();
+            let (mut table, mut table_bytes) = (t.path().to_path_buf(), t.file_len());
+            if form.compresses(n) && !t.is_compressed() {
+                // Kept, but stored as asked: a plain table is compressed.
+                progress.level(n, level_size(n));
+                if let Some((_, c)) =
+                    crate::compress::compress_depth_in_place(&levels, n, progress)?
+                {
+                    (table, table_bytes) = (c.path().to_path_buf(), c.file_len());
+                    levels.insert_depth(c);
+                }
+            }
             let r = LevelDepth {
                 level: n,
                 report: None,
-                seconds: 0.0,
+                seconds: start.elapsed().as_secs_f64(),
                 peak_anon: None,
-                table_bytes: t.file_len(),
+                table,
+                table_bytes,
                 checked: false,
             };
             on_level(&r);
@@ -1379,23 +1453,16 @@ pub fn add_depth_tables(
         let pass = DepthPass::open(&levels, n, &dir, exit_bucket(n, memory))?;
         let pass = if check { pass.check_values(10) } else { pass };
         let report = pass.run(true, 10, progress)?;
-        let table = Table::open(
-            depth_path(&dir, n),
-            awari_db::Expect {
-                rules: Some(levels.rules()),
-                seeds: Some(n),
-                content: Some(awari_db::Content::Depth),
-            },
-        )?;
+        let (table, table_bytes) = store_depth(&mut levels, n, form, progress)?;
         let r = LevelDepth {
             level: n,
             seconds: start.elapsed().as_secs_f64(),
             peak_anon: peak.finish(),
-            table_bytes: table.file_len(),
+            table,
+            table_bytes,
             report: Some(report),
             checked: check,
         };
-        levels.insert_depth(table);
         on_level(&r);
         done.push(r);
     }

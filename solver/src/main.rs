@@ -23,6 +23,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             threads,
             memory,
             depth,
+            depth_form,
             mode,
             distributed,
             granule_shift,
@@ -34,6 +35,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let opts = BuildOptions {
                 compress,
+                depth_form: depth_form.into(),
                 dir: db.clone(),
                 max_stones,
                 rules,
@@ -136,6 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             memory,
             check,
+            depth_form,
             threads,
         } => {
             set_threads(threads)?;
@@ -148,6 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 &stones,
                 memory,
                 check,
+                depth_form.into(),
                 &bars,
                 |r| {
                     if let Some(b) = bars.current() {

@@ -134,14 +134,20 @@ impl DepthHistogram {
 /// each position's value.
 pub fn depth_histogram(levels: &Levels, n: u32) -> Result<DepthHistogram, DbError> {
     let table = levels.require(n)?;
-    let depth = levels.depth_table(n).ok_or_else(|| DbError::MissingDepth {
-        dir: levels.dir().to_path_buf(),
-        seeds: n,
-    })?;
+    if levels.depth_table(n).is_none() {
+        return Err(DbError::MissingDepth {
+            dir: levels.dir().to_path_buf(),
+            seeds: n,
+        });
+    }
     let size = table.header().entries;
     let merge = |mut a: DepthHistogram, b: DepthHistogram| {
         a.positions += b.positions;
         a.draws += b.draws;
+        // Each part's deepest position is at its largest depth; of equal depths the first.
+        let depth_of =
+            |h: &DepthHistogram| h.deepest.map(|(i, _, _)| (h.max_depth(), u64::MAX - i));
+        let b_deeper = depth_of(&b) > depth_of(&a);
         for (x, y) in [(&mut a.won, &b.won), (&mut a.lost, &b.lost)] {
             if x.len() < y.len() {
                 x.resize(y.len(), 0);
@@ -150,9 +156,7 @@ pub fn depth_histogram(levels: &Levels, n: u32) -> Result<DepthHistogram, DbErro
                 *p += q;
             }
         }
-        let depth_of =
-            |d: &Option<(u64, Board, i8)>| d.map(|(i, _, _)| (depth.entry(i), u64::MAX - i));
-        if depth_of(&b.deepest) > depth_of(&a.deepest) {
+        if b_deeper {
             a.deepest = b.deepest;
         }
         a
@@ -163,6 +167,8 @@ pub fn depth_histogram(levels: &Levels, n: u32) -> Result<DepthHistogram, DbErro
             let start = c << 20;
             let mut buf = Vec::new();
             let values = table.read(start..((c + 1) << 20).min(size), &mut buf)?;
+            let mut depths = vec![0u16; values.len()];
+            levels.read_depths(n, start, &mut depths)?;
             let mut h = DepthHistogram {
                 positions: values.len() as u64,
                 ..DepthHistogram::default()
@@ -171,7 +177,7 @@ pub fn depth_histogram(levels: &Levels, n: u32) -> Result<DepthHistogram, DbErro
             for (k, &b) in values.iter().enumerate() {
                 let v = b as i8;
                 let i = start + k as u64;
-                let d = depth.entry(i);
+                let d = depths[k];
                 let side = match v.signum() {
                     0 => {
                         h.draws += 1;

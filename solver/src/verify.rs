@@ -142,7 +142,7 @@ pub fn verify_level_lookup(
         return Ok(verdict);
     }
     if let Some(d) = depth {
-        if let Err(e) = d.verify() {
+        if let Err(e) = d.verify().and_then(|()| d.check_blocks()) {
             verdict.checksum = Some(e);
             return Ok(verdict);
         }
@@ -166,6 +166,19 @@ pub fn verify_level_lookup(
             let mut bad = 0u64;
             let mut boards = level.boards(start..end);
             let mut group = Group::default();
+            // The level's own depths, read in order (a compressed table decodes each segment
+            // once); the children's are looked up.
+            let mut depths = vec![
+                0u16;
+                if depth.is_some() {
+                    (end - start) as usize
+                } else {
+                    0
+                }
+            ];
+            if depth.is_some() {
+                levels.read_depths(n, start, &mut depths)?;
+            }
             for first in (start..end).step_by(GROUP) {
                 group.fill(
                     &mut boards,
@@ -176,7 +189,8 @@ pub fn verify_level_lookup(
                 for (k, board) in group.boards.iter().enumerate() {
                     let idx = first + k as u64;
                     let stored = levels.lookup(board, idx)?;
-                    let Some(what) = check_entry(levels, &group, k, stored, depth, idx) else {
+                    let d = depth.map(|_| depths[(idx - start) as usize]);
+                    let Some(what) = check_entry(levels, &group, k, stored, d) else {
                         continue;
                     };
                     bad += 1;
@@ -295,17 +309,15 @@ impl Group {
     }
 }
 
-/// Check entry `k` of `group` (its stored value `stored`; `idx` its index, for its depth);
-/// `Some(description)` when it fails.
+/// Check entry `k` of `group` (its stored value `stored`, its stored depth `d` where the
+/// level has a depth table); `Some(description)` when it fails.
 fn check_entry(
     levels: &Levels,
     group: &Group,
     k: usize,
     stored: i8,
-    depth: Option<&awari_db::Table>,
-    idx: u64,
+    d: Option<u16>,
 ) -> Option<String> {
-    let d = depth.map(|t| t.entry(idx));
     match &group.outcomes[k] {
         Outcome::Terminal(t) => {
             let t = *t;
@@ -334,7 +346,10 @@ fn check_entry(
                 if m.captures > 0 {
                     progress = true;
                 } else {
-                    let cd = levels.depth(&m.child).expect("depth table of the level");
+                    let cd = match levels.depth(&m.child) {
+                        Ok(cd) => cd.expect("a quiet child is indexed, in a level with depths"),
+                        Err(e) => return Some(format!("the depth of pit {}'s child: {e}", m.pit)),
+                    };
                     if cd < d {
                         progress = true;
                     } else if stuck.is_none() {

@@ -32,6 +32,7 @@ fn compare_finds_one_difference_and_passes_identical_directories() {
         depth: false,
         mode: Mode::InMemory,
         compress: false,
+        depth_form: Default::default(),
     };
     build(&opts, &Silent, |_| {}).unwrap();
     let vu = temp("vu");

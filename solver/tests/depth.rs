@@ -75,8 +75,10 @@ fn compact_depths_equal_the_in_memory_waves() {
             let max = *want.iter().max().unwrap();
             assert_eq!(r.max_depth, max, "{rules} level {n}");
             assert_eq!(t.header().entry_bytes, if max < 256 { 1 } else { 2 });
+            let mut got = vec![0u16; want.len()];
+            t.read_depths(0, &mut got, &[]).unwrap();
             for (i, &d) in want.iter().enumerate() {
-                assert_eq!(t.entry(i as u64), d, "{rules} level {n} index {i}");
+                assert_eq!(got[i], d, "{rules} level {n} index {i}");
             }
             let mut hist = vec![0u64; usize::from(max) + 1];
             for &d in &want {
@@ -390,5 +392,102 @@ fn a_closed_pipe_is_a_quiet_exit() {
     }
     for p in [dir, out] {
         let _ = std::fs::remove_dir_all(p);
+    }
+}
+
+/// Every depth of `levels`' level `n`, read whole.
+fn all_depths(levels: &Levels, n: u32) -> Vec<u16> {
+    let mut d = vec![0u16; Level::new(n).size() as usize];
+    levels.read_depths(n, 0, &mut d).unwrap();
+    d
+}
+
+/// Compressed depth tables (`.cdepth`, coded against the values) hold the same depths as the
+/// plain ones, read whole or a stretch from anywhere, through self-contained and probe-form
+/// values alike; converting kept plain tables gives the same files as writing them
+/// compressed; `verify` proves the levels through them; a damaged block is an error where it
+/// is read and in `verify`, never a wrong depth.
+#[test]
+fn compressed_depth_tables_hold_the_same_depths() {
+    use awari_solver::depth::{add_depth_tables, DepthForm};
+    let top = 13;
+    for rules in Rules::ALL {
+        let plain = values_dir("cd-plain", rules, top);
+        let add = |dir: &Path, form| {
+            add_depth_tables(dir, None, &[], None, false, form, &Silent, |_| {}).unwrap();
+        };
+        let converted = temp(&format!("cd-converted-{rules}"));
+        common::copy_levels(&plain, &converted, 0..=top);
+        let direct = temp(&format!("cd-direct-{rules}"));
+        common::copy_levels(&plain, &direct, 0..=top);
+        add(&plain, DepthForm::Plain);
+        for n in (0..=top).filter(|&n| level_exists(n)) {
+            std::fs::copy(depth_path(&plain, n), depth_path(&converted, n)).unwrap();
+        }
+        add(&converted, DepthForm::Compressed);
+        add(&direct, DepthForm::Compressed);
+        let want = Levels::open(&plain, Some(rules)).unwrap();
+        let got = Levels::open(&converted, Some(rules)).unwrap();
+        let mut rng = awari_db::SplitMix64(u64::from(top));
+        for n in (0..=top).filter(|&n| level_exists(n)) {
+            let cdepth = awari_db::compressed_depth_path(&converted, n);
+            assert!(!depth_path(&converted, n).exists(), "{rules} level {n}");
+            assert_eq!(
+                std::fs::read(&cdepth).unwrap(),
+                std::fs::read(awari_db::compressed_depth_path(&direct, n)).unwrap(),
+                "{rules} level {n}"
+            );
+            assert!(got.depth_table(n).unwrap().is_compressed());
+            let whole = all_depths(&want, n);
+            assert_eq!(all_depths(&got, n), whole, "{rules} level {n}");
+            let size = whole.len() as u64;
+            for _ in 0..200 {
+                let start = rng.below(size);
+                let len = 1 + rng.below(150.min(size - start)) as usize;
+                let mut d = vec![0u16; len];
+                got.read_depths(n, start, &mut d).unwrap();
+                assert_eq!(d[..], whole[start as usize..start as usize + len]);
+                let board = Level::new(n).unrank(start);
+                assert_eq!(
+                    got.depth(&board).unwrap(),
+                    Some(whole[start as usize]),
+                    "{rules} {board}"
+                );
+            }
+            let v = awari_solver::verify::verify_level_lookup(&got, n, 4, &Silent).unwrap();
+            assert!(v.proven(), "{rules} level {n}: {v:?}");
+        }
+        // Values in the probe form: the depths' contexts come from their capture searches.
+        let probe = temp(&format!("cd-probe-{rules}"));
+        awari_solver::compress::compress_db(
+            &want,
+            &probe,
+            &[],
+            awari_db::compressed::Form::Probe,
+            &Silent,
+            |_| {},
+        )
+        .unwrap();
+        let p = Levels::open(&probe, Some(rules)).unwrap();
+        for n in [top - 1, top] {
+            assert!(p.get(n).unwrap().is_probe_form() && p.depth_table(n).unwrap().is_compressed());
+            assert_eq!(all_depths(&p, n), all_depths(&want, n), "{rules} level {n}");
+        }
+        // A damaged block: an error where read, and in verify.
+        let n = top;
+        let cdepth = awari_db::compressed_depth_path(&converted, n);
+        let mut bytes = std::fs::read(&cdepth).unwrap();
+        let at = bytes.len() - 100;
+        bytes[at] ^= 0x10;
+        drop(got);
+        std::fs::write(&cdepth, &bytes).unwrap();
+        let got = Levels::open(&converted, Some(rules)).unwrap();
+        let mut d = vec![0u16; Level::new(n).size() as usize];
+        assert!(got.read_depths(n, 0, &mut d).is_err(), "{rules}");
+        let v = awari_solver::verify::verify_level_lookup(&got, n, 4, &Silent).unwrap();
+        assert!(!v.passed(), "{rules}");
+        for d in [&plain, &converted, &direct, &probe] {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }

@@ -117,6 +117,7 @@ fn auto_mode_switches_to_low_memory_under_a_small_budget() {
         depth: false,
         mode: Mode::Auto,
         compress: false,
+        depth_form: Default::default(),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)

@@ -26,6 +26,7 @@ fn options(dir: &Path, rules: Rules, max: u32) -> BuildOptions {
         depth: false,
         mode: Mode::InMemory,
         compress: false,
+        depth_form: Default::default(),
     }
 }
 

@@ -24,6 +24,7 @@ fn lincke_histograms_and_vu_example() {
         depth: false,
         mode: Default::default(),
         compress: false,
+        depth_form: Default::default(),
     };
     let (levels, reports) = build(&opts, &Silent, |_| {}).unwrap();
     assert_eq!(reports.len(), 17);

@@ -90,6 +90,7 @@ fn builder_agrees_with_value_iteration_levels_0_to_8() {
             depth: false,
             mode: Default::default(),
             compress: false,
+            depth_form: Default::default(),
         };
         let (levels, _) = build(&opts, &Silent, |_| {}).unwrap();
         let reference = reference_values(rules, 8);

@@ -119,7 +119,7 @@ fn verify_passes_and_catches_corruption() {
         )
         .unwrap();
         let idx = (0..values.header().entries)
-            .find(|&i| values.value(i).unwrap() > 0 && depth.entry(i) >= 3)
+            .find(|&i| values.value(i).unwrap() > 0 && depth.plain().unwrap()[i as usize] >= 3)
             .expect("a won position with depth >= 3");
         let board = Level::new(14).unrank(idx);
         assert_eq!(depth.header().entry_bytes, 1);

@@ -586,11 +586,16 @@ pub fn verify_levels(
 pub fn print_depth(r: &crate::depth::LevelDepth) {
     let n = r.level;
     let size = awari_db::level_size(n);
+    let file = format!(
+        "{} ({}, {:.2} bits/pos)",
+        r.table
+            .file_name()
+            .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+        sys::human(r.table_bytes),
+        8.0 * r.table_bytes as f64 / size.max(1) as f64
+    );
     let Some(d) = &r.report else {
-        println!(
-            "level {n:>2}: depth table kept ({})",
-            sys::human(r.table_bytes)
-        );
+        println!("level {n:>2}: depth table kept: {file}");
         return;
     };
     let anon = r.peak_anon.map_or(String::new(), |p| {
@@ -618,7 +623,7 @@ pub fn print_depth(r: &crate::depth::LevelDepth) {
         d.wave_bytes as f64 / size.max(1) as f64
     );
     println!(
-        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{waves}{resumed}{checked}; {} ({})",
+        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{waves}{resumed}{checked}; {file}",
         d.max_depth,
         d.draws,
         converted,
@@ -626,11 +631,6 @@ pub fn print_depth(r: &crate::depth::LevelDepth) {
         si(size as f64 / r.seconds.max(1e-9)),
         d.exits.passes,
         if d.exits.passes == 1 { "" } else { "es" },
-        d.table
-            .as_ref()
-            .and_then(|p| p.file_name())
-            .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
-        sys::human(r.table_bytes)
     );
 }
 

@@ -30,6 +30,7 @@ pub fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode
             depth: false,
             mode,
             compress: false,
+            depth_form: Default::default(),
         };
         build(&opts, &Silent, |_| {}).unwrap();
     });

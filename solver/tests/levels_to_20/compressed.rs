@@ -154,6 +154,7 @@ fn the_probe_form_resolves_to_the_plain_values() {
                 depth: false,
                 mode: Mode::InMemory,
                 compress: false,
+                depth_form: Default::default(),
             },
             &Silent,
             |_| {},
@@ -181,6 +182,7 @@ fn build_on_compressed_lower_levels_gives_the_same_tables() {
         depth: false,
         mode: Mode::InMemory,
         compress: true,
+        depth_form: Default::default(),
     };
     let mut compressed = 0;
     build(&opts, &Silent, |r| {
@@ -267,6 +269,7 @@ fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
         depth: false,
         mode: Mode::InMemory,
         compress: false,
+        depth_form: Default::default(),
     };
     // Levels 0..15 are present; level 16 streams level 13 for its captures of 3 seeds.
     let err = build(
