@@ -10,6 +10,8 @@
 #   BENCH_DIR=/path  where to work (default: a temporary directory next to DB, removed after)
 #   SOLVER=/path     benchmark this awari-solver binary instead of building the checkout's
 #   B_PER_POS=0.33   the memory budget, in bytes per position of level N
+# The depth table is written plain (--depth-form plain): the pass is what is measured, not its
+# compression.
 set -euo pipefail
 N=${1:?level}
 DB=${2:?database directory holding levels 0..N-1}
@@ -44,7 +46,7 @@ for run in $(seq 1 "$RUNS"); do
       printf "run %d %-8s %9.1f s  %6.2f M positions/s  peak anon %s %s (%s B/pos)\n", r, "two-bit", $3, $4 / 1e6, $8, $9, $10
       print "two-bit", $3 > "/dev/stderr"
     }' "$BASE/build.txt" 2>> "$RESULTS"
-  "$BIN" depth --db "$DIR" --stones "$N" --memory "$BUDGET" > "$BASE/depth.txt" 2> "$BASE/depth.err"
+  "$BIN" depth --db "$DIR" --stones "$N" --memory "$BUDGET" --depth-form plain > "$BASE/depth.txt" 2> "$BASE/depth.err"
   line=$(grep "^level *$N:" "$BASE/depth.txt")
   secs=$(echo "$line" | sed -n 's/.* positions in \([0-9.]*\) s.*/\1/p')
   anon=$(echo "$line" | sed -n 's/.*peak anon \([^)]*)\).*/\1/p')

@@ -10,6 +10,7 @@ use awari_db::compressed::Form;
 use awari_db::{level_exists, level_path, Board, Rules, SplitMix64};
 use awari_probe::{perfect_line, report, Database, LineEnd};
 use awari_solver::build::{build, BuildOptions};
+use awari_solver::depth::DepthForm;
 use awari_solver::Silent;
 
 const BIN: &str = env!("CARGO_BIN_EXE_awari-probe");
@@ -20,7 +21,17 @@ fn temp(name: &str) -> PathBuf {
     d
 }
 
-/// One database per rule set, built once for all tests of this file.
+/// The top level of each rule set's test database: 16 for awari (the tour's examples), 14 for
+/// the others (the slow tier builds every rule set to 20).
+fn top(rules: Rules) -> u32 {
+    if rules == Rules::Awari {
+        16
+    } else {
+        14
+    }
+}
+
+/// One database per rule set, built once for all tests of this file (levels 0..=`top`).
 fn db(rules: Rules) -> &'static Path {
     static DBS: OnceLock<Vec<PathBuf>> = OnceLock::new();
     let dbs = DBS.get_or_init(|| {
@@ -30,13 +41,18 @@ fn db(rules: Rules) -> &'static Path {
                 let dir = temp(&format!("db-{r}"));
                 let opts = BuildOptions {
                     dir: dir.clone(),
-                    max_stones: 16,
+                    max_stones: top(r),
                     rules: r,
                     memory: None,
                     depth: true,
                     mode: Default::default(),
                     compress: false,
-                    depth_form: Default::default(),
+                    // abapa's depth tables compressed: lines and best moves read them too.
+                    depth_form: if r == Rules::Abapa {
+                        DepthForm::Compressed
+                    } else {
+                        DepthForm::Auto
+                    },
                 };
                 build(&opts, &Silent, |_| {}).unwrap();
                 dir
@@ -79,12 +95,12 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// `count` random boards of 0..=16 seeds (within the test databases), the same for a seed.
-fn random_boards(seed: u64, count: usize) -> Vec<Board> {
+/// `count` random boards of 0..=`top` seeds (within the test databases), the same for a seed.
+fn random_boards(seed: u64, count: usize, top: u32) -> Vec<Board> {
     let mut rng = SplitMix64(seed);
     (0..count)
         .map(|_| {
-            let n = rng.below(17) as u32;
+            let n = rng.below(u64::from(top) + 1) as u32;
             rng.board(n)
         })
         .collect()
@@ -151,7 +167,7 @@ fn lines_end_with_the_predicted_score() {
         let dir = db(rules);
         let database = Database::open(dir, None).unwrap();
         for k in 0..500 {
-            let n = 1 + rng.below(16) as u32;
+            let n = 1 + rng.below(u64::from(top(rules))) as u32;
             let board = rng.board(n);
             let line = perfect_line(&database, &board, 5000).unwrap();
             assert!(line.complete(), "{rules}: {board} ended {:?}", line.end);
@@ -205,7 +221,7 @@ fn best_moves_realise_every_win() {
         let database = Database::open(db(rules), None).unwrap();
         let mut won = 0;
         while won < 300 {
-            let n = 2 + rng.below(15) as u32;
+            let n = 2 + rng.below(u64::from(top(rules)) - 1) as u32;
             let start = rng.board(n);
             let value = database.value(&start).unwrap();
             if value == 0 {
@@ -337,7 +353,7 @@ fn batch_depth_agrees_with_show() {
 fn batch_agrees_with_show() {
     let d = db(Rules::Awari);
     let database = Database::open(d, None).unwrap();
-    let boards = random_boards(5, 10_000);
+    let boards = random_boards(5, 10_000, 16);
     let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     let out = probe(&["batch", "--db", path_str(d)], Some(&input));
     assert!(
@@ -400,7 +416,7 @@ fn compressed_answers_like_plain(form: Form) {
     );
     assert!(awari_db::compressed_path(&packed, 16).exists() && !level_path(&packed, 16).exists());
     // 100,000 random boards through batch: the same answers, line for line.
-    let boards = random_boards(23, 100_000);
+    let boards = random_boards(23, 100_000, 16);
     let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     let a = probe(&["batch", "--db", path_str(d)], Some(&input));
     let b = probe(&["batch", "--db", path_str(&packed)], Some(&input));
@@ -633,7 +649,7 @@ fn errors_a_user_will_make() {
 
     // Far into the input (batch answers blocks of lines on all cores): every line before the
     // bad one is answered, in order, and the error names the right line.
-    let boards = random_boards(11, 70_000);
+    let boards = random_boards(11, 70_000, 16);
     let mut input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     input.push_str("1 2 3\n0 0 0 0 0 0 0 0 0 0 0 1\n");
     let out = probe(&["batch", "--db", d], Some(&input));
@@ -669,7 +685,7 @@ fn hand_written_json_is_the_serialized_json() {
         boards.push(Board::parse("0 0 0 0 0 0 1 1 1 1 1 1").unwrap());
         boards.push(Board::parse("3 0 2 1 0 1 1 1 1 1 1 1").unwrap());
         boards.push(Board::parse("1 0 2 0 0 3 1 2 1 1 2 1").unwrap());
-        boards.extend(random_boards(3, 5_000));
+        boards.extend(random_boards(3, 5_000, top(rules)));
         for b in &boards {
             for with_db in [Some(&database), None] {
                 if with_db.is_none() && b.seeds() > 7 {

@@ -1,6 +1,6 @@
 //! The compact depth pass ([`awari_solver::depth`]) against the in-memory builder's
 //! breadth-first waves (the reference): the same depth at every entry of every level up to
-//! 14 (`AWARI_DEPTH_TOP` for more; `tests/levels_to_20` checks 20) under the three rule sets, with small
+//! 11 (`AWARI_DEPTH_TOP` for more; the slow tier, `tests/levels_to_20`, checks 20) under the three rule sets, with small
 //! buckets (several passes over the lower levels) and with one; a false table (a quiet cycle
 //! labelled as a win) is refused, naming a board on the cycle; and a pass killed at every
 //! checkpoint resumes to the same table.
@@ -19,7 +19,7 @@ fn top() -> u32 {
     std::env::var("AWARI_DEPTH_TOP")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(14)
+        .unwrap_or(11)
 }
 
 /// The in-memory builder's depths of level `n` (its values must match the table's).
@@ -410,7 +410,7 @@ fn all_depths(levels: &Levels, n: u32) -> Vec<u16> {
 #[test]
 fn compressed_depth_tables_hold_the_same_depths() {
     use awari_solver::depth::{add_depth_tables, DepthForm};
-    let top = 13;
+    let top = 12;
     for rules in Rules::ALL {
         let plain = values_dir("cd-plain", rules, top);
         let add = |dir: &Path, form| {

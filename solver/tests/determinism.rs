@@ -77,7 +77,25 @@ fn killed_build_resumes_to_the_same_bytes() {
     }
 }
 
+/// The fast tier's check of the two-bit algorithm (the slow tier, `tests/levels_to_20`, checks
+/// every level to 20 and its buckets and resumes): the same bytes as in memory to 14 seeds.
 #[test]
+fn two_bit_mode_writes_the_same_bytes() {
+    for rules in Rules::ALL {
+        let mem = temp(&format!("tb-mem-{rules}"));
+        let two = temp(&format!("tb-two-{rules}"));
+        build_mode(&mem, 2, rules, 14, Mode::InMemory);
+        // More threads than cores: streams and propagations interleave.
+        build_mode(&two, 3, rules, 14, Mode::TwoBit);
+        assert_same(&mem, &two, 14);
+        for d in [mem, two] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+    }
+}
+
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn low_memory_mode_writes_the_same_bytes() {
     for rules in Rules::ALL {
         let mem = temp(&format!("mem-{rules}"));

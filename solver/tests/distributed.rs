@@ -110,6 +110,7 @@ fn same_bytes_as_one_machine_for_one_to_four_ranks() {
 /// buckets (budgets that make the largest levels stream the lower levels 2 or 3 times) and in
 /// `auto` mode (the smaller levels in memory, the larger low-memory): the same bytes.
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn low_memory_ranks_write_the_same_bytes() {
     const MIB: u64 = 1 << 20;
     for rules in [Rules::Awari, Rules::GrandSlam] {

@@ -41,12 +41,15 @@ fn text(o: &Output) -> String {
 #[test]
 fn verify_passes_and_catches_corruption() {
     for rules in Rules::ALL {
+        // The corruptions below are made at 12..16 seeds of the awari tables; the other rule
+        // sets are verified to 13 here (to 20 in the slow tier).
+        let top = if rules == Rules::Awari { 16 } else { 13 };
         let dir = temp(&format!("ok-{rules}"));
         let o = solver(
             &[
                 "build",
                 "--max-stones",
-                "16",
+                &top.to_string(),
                 "--depth",
                 "--rules",
                 rules.name(),
@@ -58,7 +61,7 @@ fn verify_passes_and_catches_corruption() {
         let t = text(&o);
         assert!(o.status.success(), "{rules}: {t}");
         assert!(
-            t.contains("level 16: ok") && t.contains("depths well-founded"),
+            t.contains(&format!("level {top}: ok")) && t.contains("depths well-founded"),
             "{t}"
         );
         assert!(t.contains("every value is the game value"), "{t}");

@@ -45,6 +45,22 @@ const COMPRESSED_BITS: [f64; 35] = [
 /// The measured growth of the bits per position with the level over 24..34.
 const COMPRESSED_TREND: f64 = 0.0159;
 
+/// Bits per position of a compressed depth table (`level-NN.cdepth`): the mean of levels
+/// 21..28 of the awari database, each measured as written by `awari-solver depth`
+/// (docs/performance.md).
+pub const COMPRESSED_DEPTH_BITS: f64 = 3.1;
+
+/// Bytes of level `n`'s depth table as `build --depth` stores it by default: plain (one byte
+/// a position) up to [`crate::depth::PLAIN_DEPTH_UP_TO`] seeds, compressed above.
+pub fn depth_bytes(n: u32) -> u64 {
+    let p = level_size(n);
+    if n <= crate::depth::PLAIN_DEPTH_UP_TO {
+        p + 64
+    } else {
+        (p as f64 * COMPRESSED_DEPTH_BITS / 8.0).ceil() as u64
+    }
+}
+
 /// Bytes of level `n`'s compressed table: measured up to 34 seeds, the trend beyond.
 pub fn compressed_bytes(n: u32) -> u64 {
     let bits = match COMPRESSED_BITS.get(n as usize) {
@@ -86,7 +102,8 @@ pub fn two_bit_io(n: u32, passes: u64) -> u64 {
 /// per position and per-thread buffers; exit buckets of what the memory holds; a work file
 /// that becomes the table, streamed at every step, see [`twobit::work_io`], and two
 /// checkpoints of 0.25 bytes per position); disk is 1 byte per position for values (or, with
-/// `compress`, the measured compressed size of [`compressed_bytes`]; +2 for depths); compute time = positions / (threads × rate per thread), slowed by the
+/// `compress`, the measured compressed size of [`compressed_bytes`]; plus [`depth_bytes`] for
+/// depths); compute time = positions / (threads × rate per thread), slowed by the
 /// low-memory or two-bit ratio; I/O time = the sequential bytes of [`level_io`] at the stated bandwidth,
 /// counted as if nothing were cached and nothing overlapped (pessimistic: the lower levels are
 /// often still in the page cache, and streaming overlaps computing). The rates are measured by
@@ -123,12 +140,13 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut disk_new = 0u64; // of the levels not built yet
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
-        // Depth tables: 1 byte per position (every level measured so far stays under 256).
+        // Depth tables as stored by default: plain up to 20 seeds, compressed above.
+        let depth_disk = if depth { depth_bytes(n) } else { 0 };
         let disk = if m.compress {
-            compressed_bytes(n) + if depth { p + 64 } else { 0 }
+            compressed_bytes(n)
         } else {
-            p * if depth { 2 } else { 1 } + 128
-        };
+            p + 64
+        } + depth_disk;
         disk_total += disk;
         if m.built[n as usize] {
             s.push_str(&format!(
@@ -549,6 +567,19 @@ mod tests {
             .find(|l| l.trim_start().starts_with("36 "))
             .unwrap();
         assert!(line36.contains("exits in buckets"), "{line36}");
+    }
+
+    #[test]
+    fn depth_tables_are_plain_to_20_seeds_and_compressed_above() {
+        assert_eq!(depth_bytes(20), level_size(20) + 64);
+        assert_eq!(
+            depth_bytes(21),
+            (level_size(21) as f64 * COMPRESSED_DEPTH_BITS / 8.0).ceil() as u64
+        );
+        // The whole game: 828 GiB of values plus about 3 bits a position of depths.
+        let plan = render(48, &machine(256 << 30, 4 << 40), true);
+        let line = plan.lines().find(|l| l.starts_with("total:")).unwrap();
+        assert!(line.contains("disk 1.1 TiB"), "{line}");
     }
 
     #[test]

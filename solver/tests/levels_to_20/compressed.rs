@@ -33,6 +33,7 @@ fn assert_same_values(a: &Levels, b: &Levels, top: u32) {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn compress_round_trips_every_level_to_20() {
     for rules in Rules::ALL {
         let plain = Levels::open(reference(rules), Some(rules)).unwrap();
@@ -80,6 +81,7 @@ fn compress_round_trips_every_level_to_20() {
 /// it as a lower level with a one-line error; a self-contained level in the output is
 /// replaced, a probe-form one kept.
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn the_probe_form_resolves_to_the_plain_values() {
     const PROBE_TOP: u32 = 15;
     let stones: Vec<u32> = (0..=PROBE_TOP).collect();
@@ -171,6 +173,7 @@ fn the_probe_form_resolves_to_the_plain_values() {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn build_on_compressed_lower_levels_gives_the_same_tables() {
     let rules = Rules::Awari;
     let dir = temp("build-compress");
@@ -216,6 +219,7 @@ fn build_on_compressed_lower_levels_gives_the_same_tables() {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
     let from = reference(Rules::Awari);
     let raw = temp("compress-raw");
@@ -254,6 +258,7 @@ fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
     let rules = Rules::Awari;
     let plain = Levels::open(reference(rules), Some(rules)).unwrap();

@@ -10,6 +10,7 @@ use awari_solver::{LevelBuilder, Silent};
 use crate::{reference, temp, TOP};
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn compact_depths_equal_the_in_memory_waves_to_20() {
     for rules in Rules::ALL {
         let dir = reference(rules);

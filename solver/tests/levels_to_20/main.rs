@@ -3,6 +3,9 @@
 //! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]),
 //! compressed tables hold the same values and serve the builder ([`compressed`]), and the
 //! compact depth pass gives the in-memory builder's depths ([`depth`]).
+//!
+//! The slow tier: every test here is `#[ignore]`d, so `cargo test --workspace` (the fast tier)
+//! skips it; `.ci/run` runs it with `-- --include-ignored`.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

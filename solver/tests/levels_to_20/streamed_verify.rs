@@ -41,6 +41,7 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn streamed_agrees_with_lookup_on_every_level_to_20() {
     for rules in Rules::ALL {
         let levels = Levels::open(reference(rules), Some(rules)).unwrap();
@@ -58,6 +59,7 @@ fn streamed_agrees_with_lookup_on_every_level_to_20() {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn streamed_finds_a_changed_entry_in_every_bucket_position() {
     let rules = Rules::Awari;
     let good = reference(rules);

@@ -40,6 +40,7 @@ fn extra_files(dir: &Path, max: u32) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
     for rules in Rules::ALL {
         let mem = reference(rules);
@@ -57,6 +58,7 @@ fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
 /// Exits in buckets of one chunk (1 Mi positions): levels 15..17 take 8, 13 and 20 passes over
 /// their lower levels, each followed by a checkpoint.
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn two_bit_exit_buckets_write_the_same_bytes() {
     for rules in Rules::ALL {
         let mem = reference(rules);
@@ -82,6 +84,7 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
 /// never further back than after the kill before. The run that finishes says it resumed and
 /// writes the in-memory table, byte for byte, and leaves no other file.
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn killed_two_bit_build_resumes_to_the_same_bytes() {
     const N: u32 = 19;
     let bin = env!("CARGO_BIN_EXE_awari-solver");
@@ -188,6 +191,7 @@ fn killed_two_bit_build_resumes_to_the_same_bytes() {
 /// `build --mode auto` takes the two-bit algorithm for a level that fits neither 2 bytes nor
 /// the low-memory algorithm's 0.67 bytes per position of `--memory`, and keeps under 0.33.
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
     use awari_solver::{lowmem, twobit};
     let rules = Rules::Awari;
