@@ -32,7 +32,7 @@ if [ -f "$OUT" ]; then
 fi
 for n in $(seq 0 "$MAX"); do
   [ "$n" = 47 ] && continue
-  [ -f "$DB/$(printf 'level-%02d.depth' "$n")" ] || continue
+  [ -f "$DB/$(printf 'level-%02d.depth' "$n")" ] || [ -f "$DB/$(printf 'level-%02d.cdepth' "$n")" ] || continue
   if [ -z "${have[$n]:-}" ]; then
     echo "level $n ..." >&2
     have[$n]=$("$BIN" stats --db "$DB" --stones "$n" --depth --json)

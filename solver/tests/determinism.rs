@@ -78,19 +78,19 @@ fn killed_build_resumes_to_the_same_bytes() {
 }
 
 /// The fast tier's check of the two-bit algorithm (the slow tier, `tests/levels_to_20`, checks
-/// every level to 20 and its buckets and resumes): the same bytes as in memory to 14 seeds.
+/// every level to 20 under the three rule sets, its buckets and resumes): the same bytes as in
+/// memory to 14 seeds.
 #[test]
 fn two_bit_mode_writes_the_same_bytes() {
-    for rules in Rules::ALL {
-        let mem = temp(&format!("tb-mem-{rules}"));
-        let two = temp(&format!("tb-two-{rules}"));
-        build_mode(&mem, 2, rules, 14, Mode::InMemory);
-        // More threads than cores: streams and propagations interleave.
-        build_mode(&two, 3, rules, 14, Mode::TwoBit);
-        assert_same(&mem, &two, 14);
-        for d in [mem, two] {
-            std::fs::remove_dir_all(d).unwrap();
-        }
+    let rules = Rules::Awari;
+    let mem = temp(&format!("tb-mem-{rules}"));
+    let two = temp(&format!("tb-two-{rules}"));
+    build_mode(&mem, 2, rules, 14, Mode::InMemory);
+    // More threads than cores: streams and propagations interleave.
+    build_mode(&two, 3, rules, 14, Mode::TwoBit);
+    assert_same(&mem, &two, 14);
+    for d in [mem, two] {
+        std::fs::remove_dir_all(d).unwrap();
     }
 }
 
@@ -173,6 +173,17 @@ fn auto_mode_switches_to_low_memory_under_a_small_budget() {
 /// only the parents inside the bucket) writes the same bytes as one bucket in memory.
 #[test]
 fn low_memory_exit_buckets_write_the_same_bytes() {
+    low_memory_exit_buckets(&[Rules::Awari]);
+}
+
+/// [`low_memory_exit_buckets_write_the_same_bytes`] under the other two rule sets.
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn low_memory_exit_buckets_under_abapa_and_grand_slam() {
+    low_memory_exit_buckets(&[Rules::Abapa, Rules::GrandSlam]);
+}
+
+fn low_memory_exit_buckets(rule_sets: &[Rules]) {
     use awari_db::Levels;
     use awari_solver::build::build_level_low_memory;
     let (lo, hi) = (11, 15);
@@ -180,7 +191,7 @@ fn low_memory_exit_buckets_write_the_same_bytes() {
         .num_threads(2)
         .build()
         .unwrap();
-    for rules in Rules::ALL {
+    for &rules in rule_sets {
         let mem = temp(&format!("bucket-mem-{rules}"));
         build_mode(&mem, 2, rules, hi, Mode::InMemory);
         let low = temp(&format!("bucket-low-{rules}"));

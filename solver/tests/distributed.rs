@@ -78,8 +78,20 @@ fn assert_same(a: &Path, b: &Path, max: u32) {
 
 #[test]
 fn same_bytes_as_one_machine_for_one_to_four_ranks() {
+    same_bytes_as_one_machine(&[Rules::Awari]);
+}
+
+/// [`same_bytes_as_one_machine_for_one_to_four_ranks`] under the other two rule sets.
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn same_bytes_as_one_machine_under_abapa_and_grand_slam() {
+    same_bytes_as_one_machine(&[Rules::Abapa, Rules::GrandSlam]);
+}
+
+/// 1 to 4 ranks, with granules that cut even small levels, write what one machine writes.
+fn same_bytes_as_one_machine(rule_sets: &[Rules]) {
     let max = 14;
-    for rules in Rules::ALL {
+    for &rules in rule_sets {
         let local = temp(&format!("local-{rules}"));
         build(&options(&local, rules, max), &Silent, |_| {}).unwrap();
         // Small granules (64 and 4096 positions) cut even the small levels; 2^22 (a checksum

@@ -157,6 +157,7 @@ fn copy_db(from: &Path, to: &Path, max: u32) {
 }
 
 #[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn twenty_kills_then_resume_verify_and_match() {
     let max = "15";
     let clean = temp("kill-clean");

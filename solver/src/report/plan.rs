@@ -48,7 +48,7 @@ const COMPRESSED_TREND: f64 = 0.0159;
 /// Bits per position of a compressed depth table (`level-NN.cdepth`): the mean of levels
 /// 21..28 of the awari database, each measured as written by `awari-solver depth`
 /// (docs/performance.md).
-pub const COMPRESSED_DEPTH_BITS: f64 = 3.1;
+pub const COMPRESSED_DEPTH_BITS: f64 = 2.92;
 
 /// Bytes of level `n`'s depth table as `build --depth` stores it by default: plain (one byte
 /// a position) up to [`crate::depth::PLAIN_DEPTH_UP_TO`] seeds, compressed above.
