@@ -115,8 +115,9 @@ def test_perfect_bot_against_random_play_ends_at_least_as_predicted(abapa):
 def abapa_depth(tmp_path_factory):
     d = tmp_path_factory.mktemp("abapa-depth") / "abapa-db"
     subprocess.run(
+        # Compressed depth tables (level-NN.cdepth): the bots read them as the plain ones.
         [binary("awari-solver"), "build", "--db", str(d), "--rules", "abapa",
-         "--max-stones", str(MAX), "--depth"],
+         "--max-stones", str(MAX), "--depth", "--depth-form", "compressed"],
         check=True,
         capture_output=True,
     )
