@@ -893,6 +893,21 @@ impl Compressed {
             });
         }
         let per = self.header.form.segment() as u64;
+        self.by_segment(start, out, |s, k, part| {
+            let v = (s * per - context.start) as usize;
+            self.decode(s, k, part, Some(&values[v..v + k + part.len()]))
+        })
+    }
+
+    /// Cut entries `start..start + out.len()` at segment boundaries: `f(segment, first entry in
+    /// it, the part of out for it)` for each piece, in order.
+    fn by_segment(
+        &self,
+        start: u64,
+        out: &mut [u8],
+        mut f: impl FnMut(u64, usize, &mut [i8]) -> Result<(), TableError>,
+    ) -> Result<(), TableError> {
+        let per = self.header.form.segment() as u64;
         let end = start + out.len() as u64;
         let mut i = start;
         while i < end {
@@ -900,13 +915,7 @@ impl Compressed {
             let k = (i % per) as usize;
             let take = ((per - k as u64).min(end - i)) as usize;
             let o = (i - start) as usize;
-            let v = (s * per - context.start) as usize;
-            self.decode(
-                s,
-                k,
-                as_i8(&mut out[o..o + take]),
-                Some(&values[v..v + k + take]),
-            )?;
+            f(s, k, as_i8(&mut out[o..o + take]))?;
             i += take as u64;
         }
         Ok(())
@@ -930,18 +939,7 @@ impl Compressed {
 
     /// Decode the stored values of entries `start..start + out.len()` into `out`.
     pub fn read_stored(&self, start: u64, out: &mut [u8]) -> Result<(), TableError> {
-        let per = self.header.form.segment() as u64;
-        let end = start + out.len() as u64;
-        let mut i = start;
-        while i < end {
-            let s = i / per;
-            let k = (i % per) as usize;
-            let take = ((per - k as u64).min(end - i)) as usize;
-            let o = (i - start) as usize;
-            self.decode_segment(s, k, as_i8(&mut out[o..o + take]))?;
-            i += take as u64;
-        }
-        Ok(())
+        self.by_segment(start, out, |s, k, part| self.decode_segment(s, k, part))
     }
 
     /// Decode every block (on all cores) and check each: the first corrupt one is the error.
