@@ -1287,12 +1287,7 @@ pub fn compress(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    let form = if free.is_some() {
-        Form::Probe
-    } else {
-        Form::SelfContained
-    };
-    run(path, rules, seeds, form, read, free, progress, false)
+    run(path, rules, seeds, read, free, progress, false)
 }
 
 fn as_u8(b: &mut [i8]) -> &mut [u8] {
@@ -1375,26 +1370,25 @@ pub fn estimate(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    let form = if free.is_some() {
-        Form::Probe
-    } else {
-        Form::SelfContained
-    };
-    run(path, rules, seeds, form, read, free, progress, true)
+    run(path, rules, seeds, read, free, progress, true)
 }
 
-/// [`compress`] or [`estimate`] of a values table in `form`.
-#[allow(clippy::too_many_arguments)]
+/// [`compress`] or [`estimate`] of a values table: the probe form with `free`, else the
+/// self-contained one.
 fn run(
     path: &Path,
     rules: Rules,
     seeds: u32,
-    form: Form,
     read: &ReadValues<'_>,
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
     estimate_only: bool,
 ) -> Result<CompressedSize, TableError> {
+    let form = if free.is_some() {
+        Form::Probe
+    } else {
+        Form::SelfContained
+    };
     let symbols = 2 * seeds as usize + 1;
     let side = free.map_or(Side::None, Side::Ceilings);
     run_with(

@@ -1344,15 +1344,26 @@ pub fn store_depth(
             content: Some(awari_db::Content::Depth),
         },
     )?;
-    let mut kept = (plain.path().to_path_buf(), plain.file_len());
     levels.insert_depth(plain);
+    store_as(levels, n, form, progress)
+}
+
+/// Store level `n`'s depth table, open in `levels`, as `form` asks: a plain one is replaced by
+/// its compressed form where `form` compresses (see
+/// [`crate::compress::compress_depth_in_place`]). Returns the file kept and its bytes.
+fn store_as(
+    levels: &mut Levels,
+    n: u32,
+    form: DepthForm,
+    progress: &dyn Progress,
+) -> Result<(PathBuf, u64), DepthError> {
     if form.compresses(n) {
         if let Some((_, table)) = crate::compress::compress_depth_in_place(levels, n, progress)? {
-            kept = (table.path().to_path_buf(), table.file_len());
             levels.insert_depth(table);
         }
     }
-    Ok(kept)
+    let t = levels.depth_table(n).expect("a depth table, open");
+    Ok((t.path().to_path_buf(), t.file_len()))
 }
 
 /// One level of [`add_depth_tables`].
@@ -1423,17 +1434,11 @@ pub fn add_depth_tables(
         levels.require(n)?;
         if let Some(t) = levels.depth_table(n) {
             let start = Instant::now();
-            let (mut table, mut table_bytes) = (t.path().to_path_buf(), t.file_len());
+            // Kept, but stored as asked: a plain table is compressed.
             if form.compresses(n) && !t.is_compressed() {
-                // Kept, but stored as asked: a plain table is compressed.
                 progress.level(n, level_size(n));
-                if let Some((_, c)) =
-                    crate::compress::compress_depth_in_place(&levels, n, progress)?
-                {
-                    (table, table_bytes) = (c.path().to_path_buf(), c.file_len());
-                    levels.insert_depth(c);
-                }
             }
+            let (table, table_bytes) = store_as(&mut levels, n, form, progress)?;
             let r = LevelDepth {
                 level: n,
                 report: None,
