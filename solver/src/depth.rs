@@ -105,6 +105,8 @@ fn window() -> u64 {
 const WAVE_BATCH: usize = 4 << 20;
 /// Wave entries whose predecessors are generated together (their misses overlap).
 const BATCH: usize = 32;
+/// Positions of wave 0 whose quiet children are ranked and prefetched together.
+const SEEDS_GROUP: usize = 32;
 /// Fixed memory besides the per-position parts (with the windows' records, per thread).
 const FIXED: u64 = 32 << 20;
 /// The most exit buckets (passes over the lower levels) wave 0 makes.
@@ -706,39 +708,69 @@ impl<'a> DepthPass<'a> {
     fn seeds_of(&self, start: u64, end: u64, captures: &CaptureBits) -> Vec<(u32, bool)> {
         let mut out = Vec::new();
         let mut counter = QuietMoves::new();
-        for (k, board) in self.level.boards(start..end).enumerate() {
-            let q = start + k as u64;
-            let v = self.values.get(q);
-            let terminal = counter.count(&board, self.rules).err();
-            let by_capture = captures.get(&captures.achieved, q);
-            let optimal_quiet = if self.check.is_some() {
-                self.check_entry(q, &board, v, terminal, by_capture, captures)
-            } else if v < 0 && terminal.is_none() {
-                !board
-                    .all_quiet_children(self.rules, &self.level, None, |c| self.values.get(c) != -v)
-            } else {
-                false
-            };
-            let seed = match v.signum() {
-                0 => false,
-                1 => terminal.is_some() || by_capture,
-                _ => !optimal_quiet,
-            };
-            if seed {
-                out.push((k as u32, v > 0));
+        let mut boards = self.level.boards(start..end);
+        // Positions are taken SEEDS_GROUP at a time: the children each one needs are ranked
+        // and prefetched first, so that their cache misses overlap, then all are judged.
+        let mut group: [(Board, i8, Option<i8>); SEEDS_GROUP] =
+            [(Board::default(), 0, None); SEEDS_GROUP];
+        let mut children = [0u64; SEEDS_GROUP * 6];
+        let mut first = [0usize; SEEDS_GROUP + 1];
+        let mut q0 = start;
+        loop {
+            let (mut g, mut n) = (0, 0);
+            while g < SEEDS_GROUP {
+                let Some(board) = boards.next() else { break };
+                let v = self.values.get(q0 + g as u64);
+                let terminal = counter.count(&board, self.rules).err();
+                first[g] = n;
+                // The value check reads every quiet child; without it only a loser's are
+                // needed (does one have the opposite value?).
+                if terminal.is_none() && (self.check.is_some() || v < 0) {
+                    board.for_each_ranked_quiet_child(self.rules, &self.level, |c| {
+                        self.values.prefetch(c);
+                        children[n] = c;
+                        n += 1;
+                    });
+                }
+                group[g] = (board, v, terminal);
+                g += 1;
             }
+            first[g] = n;
+            if g == 0 {
+                return out;
+            }
+            for (i, (board, v, terminal)) in group[..g].iter().enumerate() {
+                let (q, v, terminal) = (q0 + i as u64, *v, *terminal);
+                let by_capture = captures.get(&captures.achieved, q);
+                let quiet = &children[first[i]..first[i + 1]];
+                let optimal_quiet = if self.check.is_some() {
+                    self.check_entry(q, board, v, terminal, by_capture, quiet, captures)
+                } else {
+                    v < 0 && quiet.iter().any(|&c| self.values.get(c) == -v)
+                };
+                let seed = match v.signum() {
+                    0 => false,
+                    1 => terminal.is_some() || by_capture,
+                    _ => !optimal_quiet,
+                };
+                if seed {
+                    out.push(((q - start) as u32, v > 0));
+                }
+            }
+            q0 += g as u64;
         }
-        out
     }
 
     /// Recompute entry `idx` (its board, stored value `v`, terminal value if the game is over,
-    /// whether a capture achieves `v`) from its children, recording a mismatch; returns
+    /// whether a capture achieves `v`, the indices of its quiet children) from its children,
+    /// recording a mismatch; returns
     /// whether a quiet move achieves `v`.
     ///
     /// Its value by the rules is its terminal value, or the best over its moves of
     /// `captures − value(child)`. So the stored value is right exactly when it is the terminal
     /// value, or when no move gives more (no capture exceeded it in the stream, no quiet child
     /// here) and some move gives it.
+    #[allow(clippy::too_many_arguments)]
     fn check_entry(
         &self,
         idx: u64,
@@ -746,6 +778,7 @@ impl<'a> DepthPass<'a> {
         v: i8,
         terminal: Option<i8>,
         by_capture: bool,
+        quiet: &[u64],
         captures: &CaptureBits,
     ) -> bool {
         let (what, optimal_quiet) = match terminal {
@@ -755,11 +788,11 @@ impl<'a> DepthPass<'a> {
             ),
             None => {
                 let (mut best, mut optimal) = (i8::MIN, false);
-                board.for_each_ranked_quiet_child(self.rules, &self.level, |c| {
+                for &c in quiet {
                     let m = -self.values.get(c);
                     best = best.max(m);
                     optimal |= m == v;
-                });
+                }
                 let what = if captures.get(&captures.exceeded, idx) {
                     Some(format!("stored {v}, but a capture gives more"))
                 } else if best > v {
@@ -883,6 +916,9 @@ impl<'a> DepthPass<'a> {
                 preds.push((q, pred, h, w));
             });
         }
+        // Losers to test: (q, the value of the child, where its other quiet children start).
+        let mut losers: Vec<(u64, i8, usize)> = Vec::new();
+        let mut children: Vec<u64> = Vec::new();
         for &(q, pred, h, w) in &preds {
             if self.values.get(q) != -w || self.code(q) != OPEN {
                 continue;
@@ -890,9 +926,24 @@ impl<'a> DepthPass<'a> {
             if w < 0 {
                 // A lost child: the winner's shortest conversion goes through it.
                 self.make_new(q);
-            } else if pred.all_quiet_children(self.rules, &self.level, Some(h), |c| {
-                self.values.get(c) != w || self.code(c) == DONE
-            }) {
+            } else {
+                // A won child: the loser's other quiet children are ranked and prefetched
+                // now, tested below, so that their misses overlap.
+                losers.push((q, w, children.len()));
+                pred.all_quiet_children(self.rules, &self.level, Some(h), |c| {
+                    self.values.prefetch(c);
+                    self.state_prefetch(c);
+                    children.push(c);
+                    true
+                });
+            }
+        }
+        for (i, &(q, w, from)) in losers.iter().enumerate() {
+            let to = losers.get(i + 1).map_or(children.len(), |l| l.2);
+            if children[from..to]
+                .iter()
+                .all(|&c| self.values.get(c) != w || self.code(c) == DONE)
+            {
                 // Every value-optimal child of the loser is done: this wave found its deepest.
                 self.make_new(q);
             }
