@@ -351,3 +351,139 @@ fn concurrent_requests_do_not_disturb_each_other() {
         }
     });
 }
+
+/// Every byte but unreserved ones percent-encoded (a query parameter's value).
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+mod json_properties {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::{database, encode, request};
+    use awari_db::Board;
+
+    /// A JSON scalar of the kinds a client might send for a pit, right or wrong.
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            6 => (0i64..=8).prop_map(Value::from),
+            1 => any::<i64>().prop_map(Value::from),
+            1 => any::<u64>().prop_map(Value::from),
+            1 => any::<f64>().prop_map(|x| json!(x)),
+            1 => "[0-9 ,-]{0,4}|\\PC{0,6}".prop_map(Value::from),
+            1 => Just(Value::Null),
+            1 => any::<bool>().prop_map(Value::from),
+        ]
+    }
+
+    /// A JSON value: scalars, arrays and objects, nested.
+    fn value() -> impl Strategy<Value = Value> {
+        scalar().prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..14).prop_map(Value::Array),
+                prop::collection::hash_map("[a-z]{0,6}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A board of up to 18 seeds (16 is the server's highest level), each seed in a pit
+    /// drawn at random.
+    fn board() -> impl Strategy<Value = Board> {
+        (0usize..=18)
+            .prop_flat_map(|n| prop::collection::vec(0usize..12, n))
+            .prop_map(|seeds| {
+                let mut pits = [0u8; 12];
+                for p in seeds {
+                    pits[p] += 1;
+                }
+                Board::new(pits).unwrap()
+            })
+    }
+
+    /// An answer's status is one of the documented ones, and its body JSON.
+    fn answered(status: u16, body: &str) -> Result<Value, TestCaseError> {
+        prop_assert!(
+            matches!(status, 200 | 400 | 404),
+            "status {} ({})",
+            status,
+            body
+        );
+        let j: Value = serde_json::from_str(body)
+            .map_err(|e| TestCaseError::fail(format!("not JSON ({e}): {body}")))?;
+        if status != 200 {
+            prop_assert!(j["error"].is_string(), "{}", j);
+        }
+        Ok(j)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        /// Any body to the batch API: an answer, never a failure; the values right where the
+        /// boards are.
+        #[test]
+        fn any_batch_body_is_answered(
+            boards in prop::collection::vec(board(), 0..6),
+            noise in prop::collection::vec(value(), 0..3),
+            text in "\\PC{0,40}",
+            kind in 0usize..4,
+        ) {
+            let good: Vec<Value> = boards.iter().map(|b| json!(b.pits())).collect();
+            let body = match kind {
+                0 => json!({ "boards": good }).to_string(),
+                1 => json!({ "boards": good.iter().cloned().chain(noise).collect::<Vec<_>>() })
+                    .to_string(),
+                2 => json!({ "boards": noise }).to_string(),
+                _ => text,
+            };
+            let (status, text) = request("POST", "/api/batch", Some(&body));
+            let j = answered(status, &text)?;
+            if kind == 0 {
+                let db = database();
+                let want: Result<Vec<i8>, _> = boards.iter().map(|b| db.value(b)).collect();
+                match want {
+                    Ok(values) => {
+                        prop_assert_eq!(status, 200);
+                        prop_assert_eq!(j, json!({ "values": values }));
+                    }
+                    Err(_) => prop_assert_eq!(status, 404),
+                }
+            }
+        }
+
+        /// Any text as a position's board, its captured seeds or a line's length: an answer,
+        /// never a failure.
+        #[test]
+        fn any_query_is_answered(
+            board in prop_oneof![
+                board().prop_map(|b| b.to_string().replace(' ', ",")),
+                "[0-9, ]{0,30}",
+                "\\PC{0,30}",
+            ],
+            captured in prop::option::of("[0-9,]{0,6}|\\PC{0,8}"),
+            plies in prop::option::of("[0-9]{0,5}|\\PC{0,6}"),
+        ) {
+            let mut position = format!("/api/position?board={}", encode(&board));
+            if let Some(c) = &captured {
+                position += &format!("&captured={}", encode(c));
+            }
+            let (status, text) = request("GET", &position, None);
+            answered(status, &text)?;
+            let mut line = format!("/api/line?board={}", encode(&board));
+            if let Some(p) = &plies {
+                line += &format!("&max_plies={}", encode(p));
+            }
+            let (status, text) = request("GET", &line, None);
+            answered(status, &text)?;
+        }
+    }
+}
