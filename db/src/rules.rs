@@ -67,3 +67,24 @@ impl FromStr for Rules {
             .ok_or_else(|| ParseRulesError { got: s.to_string() })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_codes_round_trip_and_nothing_else_parses() {
+        let names: Vec<String> = Rules::ALL.iter().map(|r| r.to_string()).collect();
+        assert_eq!(names, ["awari", "abapa", "grand-slam"]);
+        for (k, r) in Rules::ALL.into_iter().enumerate() {
+            assert_eq!(r.name().parse::<Rules>().unwrap(), r);
+            assert_eq!(r.code(), k as u8);
+            assert_eq!(Rules::from_code(r.code()), Some(r));
+        }
+        assert_eq!(Rules::from_code(3), None);
+        for bad in ["", "Awari", "grandslam", "awari ", "oware"] {
+            let e = bad.parse::<Rules>().unwrap_err();
+            assert_eq!(e.got, bad);
+        }
+    }
+}
