@@ -14,7 +14,9 @@
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  data offset, u64 LE (= 64)
 //!     40    8  checksum of the data section, u64 LE (see below)
-//!     48   16  reserved, zero
+//!     48    8  checksum of the header, u64 LE: XXH3-64 (seed 0) of bytes 0..48, checked on
+//!              open; zero in tables written before it was added, which are then not checked
+//!     56    8  reserved, zero
 //!     64    …  data: entry count × bytes per entry, in index order
 //! ```
 //!
@@ -138,6 +140,8 @@ impl Header {
         h[24..32].copy_from_slice(&self.entries.to_le_bytes());
         h[32..40].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
         h[40..48].copy_from_slice(&self.checksum.to_le_bytes());
+        let own = xxh3_64(&h[..48]);
+        h[48..56].copy_from_slice(&own.to_le_bytes());
         h
     }
 
@@ -155,6 +159,16 @@ impl Header {
             seeds,
             entries,
         } = Preamble::parse(path, h, MAGIC, VERSION)?;
+        // A flipped bit in a field the checks below would accept (content, the data
+        // checksum, ...) is caught here.
+        let own = u64_at(48);
+        if own != 0 && own != xxh3_64(&h[..48]) {
+            return Err(mismatch(
+                "header checksum (corrupt header)",
+                format!("{own:016x}"),
+                format!("{:016x}", xxh3_64(&h[..48])),
+            ));
+        }
         let content = Content::from_code(h[14])
             .ok_or_else(|| mismatch("content", "0 or 1".into(), h[14].to_string()))?;
         let entry_bytes = h[15];
