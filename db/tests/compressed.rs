@@ -367,3 +367,33 @@ fn an_estimate_is_the_size_where_the_sample_is_the_whole_level_and_near_it_elsew
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A flip of any header byte (1 or 0x80) is an error on open or verify, or the same values:
+/// never a table that reads other values.
+#[test]
+fn a_flipped_header_byte_is_an_error_or_the_same_values() {
+    let d = temp("header-flips");
+    let (path, values, bytes) = sample(&d);
+    let mut opened = 0;
+    for at in 0..64 {
+        for xor in [1u8, 2, 0x80] {
+            let mut b = bytes.clone();
+            b[at] ^= xor;
+            std::fs::write(&path, &b).unwrap();
+            let Ok(t) = open(&path) else { continue };
+            if t.verify().is_err() {
+                continue;
+            }
+            opened += 1;
+            for (i, &v) in values.iter().enumerate() {
+                match t.value(i as u64) {
+                    Ok(got) => assert_eq!(got, v as i8, "byte {at} ^ {xor:#x}: entry {i}"),
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+    // Only the bytes nothing reads may change unnoticed.
+    assert!(opened <= 3, "{opened} damaged headers opened");
+    std::fs::remove_dir_all(&d).unwrap();
+}
