@@ -10,6 +10,8 @@
 #   JOBS=1        mutants built and tested at once (each takes a copy of the tree)
 #   TIMEOUT=300   seconds a mutant's tests may take before it counts as "timeout"
 #   SUMMARY_ONLY=1  only print the table of an earlier run in OUT
+#   ITERATE=        test every mutant again (by default those an earlier run in OUT caught
+#                   are skipped, so a run stopped part way resumes)
 # Needs cargo-mutants and cargo-nextest (`cargo install --locked cargo-mutants cargo-nextest`).
 # Hours on 2 cores: about 20 s a mutant for the game core, more for the settling core.
 set -euo pipefail
@@ -20,6 +22,8 @@ if [ ${#FILES[@]} -eq 0 ]; then
 fi
 OUT=${OUT:-target/mutants}
 mkdir -p "$OUT"
+# A run stopped part way resumes: mutants already caught there are skipped (ITERATE= to redo).
+ITERATE=${ITERATE---iterate}
 if [ "${SUMMARY_ONLY:-}" != 1 ]; then
   for f in "${FILES[@]}"; do
     case $f in
@@ -30,7 +34,7 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
     dir=$OUT/$(echo "$f" | tr / _)
     # cargo-mutants exits 2 when some mutant is missed, 3 on timeouts: the summary says so.
     cargo mutants -p "$pkg" --file "$f" --test-tool nextest --jobs "${JOBS:-1}" \
-      --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle || true
+      --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE || true
   done
 fi
 printf '| file | mutants | caught | missed | timeout | unviable |\n|---|---|---|---|---|---|\n'

@@ -28,12 +28,20 @@ fn openspiel_vectors_abapa() {
                 )
             })
             .collect();
-        let got: Vec<(u8, u8, Board)> = board
-            .legal_moves(Rules::Abapa)
-            .iter()
-            .map(|m| (m.pit, m.captures, m.child))
-            .collect();
+        let list = board.legal_moves(Rules::Abapa);
+        let got: Vec<(u8, u8, Board)> = list.iter().map(|m| (m.pit, m.captures, m.child)).collect();
         assert_eq!(got, want, "board {board}");
+        // The list's own accessors agree with its moves.
+        assert_eq!(list.len(), want.len(), "board {board}");
+        assert_eq!(list.is_empty(), want.is_empty(), "board {board}");
+        for pit in 0..6 {
+            let by_pit = want.iter().find(|m| usize::from(m.0) == pit);
+            assert_eq!(
+                list.get(pit).map(|m| m.child),
+                by_pit.map(|m| m.2),
+                "board {board} pit {pit}"
+            );
+        }
         checked += 1;
     }
     assert_eq!(checked, 3000);
