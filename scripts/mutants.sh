@@ -10,6 +10,7 @@
 #   JOBS=1        mutants built and tested at once (each takes a copy of the tree)
 #   TIMEOUT=300   seconds a mutant's tests may take before it counts as "timeout"
 #   SUMMARY_ONLY=1  only print the table of an earlier run in OUT
+#   RE=regex      only the mutants whose name matches (e.g. 'sow|Sowing::|outcome': the rules)
 #   ITERATE=        test every mutant again (by default those an earlier run in OUT caught
 #                   are skipped, so a run stopped part way resumes)
 # Needs cargo-mutants and cargo-nextest (`cargo install --locked cargo-mutants cargo-nextest`).
@@ -34,7 +35,8 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
     dir=$OUT/$(echo "$f" | tr / _)
     # cargo-mutants exits 2 when some mutant is missed, 3 on timeouts: the summary says so.
     cargo mutants -p "$pkg" --file "$f" --test-tool nextest --jobs "${JOBS:-1}" \
-      --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE || true
+      --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE \
+      ${RE:+--re "$RE"} || true
   done
 fi
 printf '| file | mutants | caught | missed | timeout | unviable |\n|---|---|---|---|---|---|\n'
