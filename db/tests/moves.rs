@@ -324,3 +324,28 @@ fn ranked_quiet_children_agree_with_outcome() {
     }
     assert!(checked > 3 * 300_000, "{checked}");
 }
+
+/// `sow_only`: the board after sowing, before capture and rotation, and where the last seed
+/// fell; `None` for an empty pit or one of the opponent's.
+#[test]
+fn sow_only_sows_the_movers_non_empty_pits_only() {
+    let board = b([0, 2, 0, 0, 0, 13, 1, 1, 0, 0, 0, 4]);
+    assert_eq!(awari_db::sow_only(&board, 0), None, "empty pit");
+    for h in 6..12 {
+        assert_eq!(awari_db::sow_only(&board, h), None, "opponent pit {h}");
+    }
+    let (sown, last) = awari_db::sow_only(&board, 1).unwrap();
+    assert_eq!(
+        (sown.pits(), last),
+        ([0, 0, 1, 1, 0, 13, 1, 1, 0, 0, 0, 4], 3)
+    );
+    // 13 seeds from pit 5: a lap of the other 11 pits, then 2 more, skipping pit 5.
+    let (sown, last) = awari_db::sow_only(&board, 5).unwrap();
+    assert_eq!(
+        (sown.pits(), last),
+        ([1, 3, 1, 1, 1, 0, 3, 3, 1, 1, 1, 5], 7)
+    );
+    // Before capture: pits 7 and 6 hold 3 each, which the move then captures.
+    let m = *board.legal_moves(Rules::Awari).get(5).unwrap();
+    assert_eq!(m.captures, 6);
+}
