@@ -3,6 +3,8 @@
 //! reference (the general board parser, then one lookup per board) answers, up to the first
 //! bad line, which is then the error, with its number.
 
+mod common;
+
 use std::sync::OnceLock;
 
 use awari_db::{Board, DbError, Rules};
@@ -10,6 +12,7 @@ use awari_probe::batch::{run, Answer, BatchError};
 use awari_probe::{check_playable, report, Database};
 use awari_solver::build::{build, BuildOptions};
 use awari_solver::Silent;
+use common::any_board;
 use proptest::prelude::*;
 
 /// The highest level of the test database: boards with more seeds are a missing level.
@@ -36,24 +39,11 @@ fn database() -> &'static Database {
     })
 }
 
-/// A board of up to `max` seeds, each seed in a pit drawn at random.
-fn board(max: u32) -> impl Strategy<Value = Board> {
-    (0usize..=max as usize)
-        .prop_flat_map(|seeds| prop::collection::vec(0usize..12, seeds))
-        .prop_map(|pits_of_seeds| {
-            let mut pits = [0u8; 12];
-            for p in pits_of_seeds {
-                pits[p] += 1;
-            }
-            Board::new(pits).unwrap()
-        })
-}
-
 /// A board written in one of the accepted styles: spaces, commas, tabs, mixed, padded, with
 /// a carriage return, or (if `start`) `start`.
 fn board_text(max: u32, start: bool) -> impl Strategy<Value = Vec<u8>> {
     let styles = if start { 7 } else { 6 };
-    (board(max), 0..styles, any::<bool>()).prop_map(|(b, style, cr)| {
+    (any_board(max), 0..styles, any::<bool>()).prop_map(|(b, style, cr)| {
         let pits: Vec<String> = b.pits().iter().map(u8::to_string).collect();
         let mut text = match style {
             0 => pits.join(" "),

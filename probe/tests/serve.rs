@@ -368,8 +368,9 @@ mod json_properties {
     use proptest::prelude::*;
     use serde_json::{json, Value};
 
+    // Boards of up to 18 seeds: 16 is the server's highest level.
+    use super::common::any_board;
     use super::{database, encode, request};
-    use awari_db::Board;
 
     /// A JSON scalar of the kinds a client might send for a pit, right or wrong.
     fn scalar() -> impl Strategy<Value = Value> {
@@ -395,20 +396,6 @@ mod json_properties {
         })
     }
 
-    /// A board of up to 18 seeds (16 is the server's highest level), each seed in a pit
-    /// drawn at random.
-    fn board() -> impl Strategy<Value = Board> {
-        (0usize..=18)
-            .prop_flat_map(|n| prop::collection::vec(0usize..12, n))
-            .prop_map(|seeds| {
-                let mut pits = [0u8; 12];
-                for p in seeds {
-                    pits[p] += 1;
-                }
-                Board::new(pits).unwrap()
-            })
-    }
-
     /// An answer's status is one of the documented ones, and its body JSON.
     fn answered(status: u16, body: &str) -> Result<Value, TestCaseError> {
         prop_assert!(
@@ -432,7 +419,7 @@ mod json_properties {
         /// boards are.
         #[test]
         fn any_batch_body_is_answered(
-            boards in prop::collection::vec(board(), 0..6),
+            boards in prop::collection::vec(any_board(18), 0..6),
             noise in prop::collection::vec(value(), 0..3),
             text in "\\PC{0,40}",
             kind in 0usize..4,
@@ -465,7 +452,7 @@ mod json_properties {
         #[test]
         fn any_query_is_answered(
             board in prop_oneof![
-                board().prop_map(|b| b.to_string().replace(' ', ",")),
+                any_board(18).prop_map(|b| b.to_string().replace(' ', ",")),
                 "[0-9, ]{0,30}",
                 "\\PC{0,30}",
             ],
