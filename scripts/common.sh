@@ -1,4 +1,17 @@
-# Sourced by the benchmarks (run from the repository root).
+# Sourced by the benchmarks and the CI scripts (run from the repository root).
+#
+# PROFILE: the cargo profile the CI scripts build with (default release; .ci/run sets test, so
+# that they reuse what `cargo test` built instead of compiling everything again).
+# profile_dir: where that profile's binaries land (cargo puts dev and test in `debug`).
+PROFILE=${PROFILE:-release}
+profile_dir() {
+  local target
+  target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')}
+  case $PROFILE in
+    dev | test) echo "$target/debug" ;;
+    *) echo "$target/$PROFILE" ;;
+  esac
+}
 #
 # solver_bin: sets BIN to $SOLVER if given, else builds the checkout's awari-solver and
 # points BIN at it (asking cargo where binaries go: CARGO_TARGET_DIR or a config may move them).

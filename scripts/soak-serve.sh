@@ -12,6 +12,7 @@
 #
 # Usage: scripts/soak-serve.sh DB [COUNT=100000] [SECONDS=60] [C=16] [MAX=20]
 #   WARMUP=N  requests before the measured run (default 4 × COUNT)
+#   PROFILE=release  the cargo profile to build with (.ci/run: test, reusing the tests' build)
 set -euo pipefail
 DB=${1:?usage: scripts/soak-serve.sh DB [COUNT] [SECONDS] [C] [MAX]}
 COUNT=${2:-100000}
@@ -20,10 +21,11 @@ C=${4:-16}
 MAX=${5:-20}
 [ "$SECONDS_MAX" -le 600 ] || { echo "at most 600 seconds" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-cargo build --release -q -p awari-probe --example soak
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+. scripts/common.sh
+cargo build --profile "$PROFILE" -q -p awari-probe --bin awari-probe --example soak
+TARGET=$(profile_dir)
 LOG=$(mktemp)
-"$TARGET/release/awari-probe" serve --db "$DB" --addr 127.0.0.1:0 2> "$LOG" &
+"$TARGET/awari-probe" serve --db "$DB" --addr 127.0.0.1:0 2> "$LOG" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -f "$LOG"' EXIT
 for _ in $(seq 100); do grep -q "http://" "$LOG" && break; sleep 0.1; done
@@ -32,10 +34,10 @@ anon() { awk '/RssAnon/ {print $2}' "/proc/$SERVER/status"; }
 files() { awk '/RssFile/ {print $2}' "/proc/$SERVER/status"; }
 echo "== $(nproc) cores; server and soak share them; $C connections, levels 0..$MAX of $DB"
 # Warm-up (untimed): the page cache and the server's buffers reach their working size.
-"$TARGET/release/examples/soak" "$ADDR" "${WARMUP:-$((4 * COUNT))}" 600 "$C" "$MAX" > /dev/null
+"$TARGET/examples/soak" "$ADDR" "${WARMUP:-$((4 * COUNT))}" 600 "$C" "$MAX" > /dev/null
 BEFORE=$(anon)
 FILES_BEFORE=$(files)
-"$TARGET/release/examples/soak" "$ADDR" "$COUNT" "$SECONDS_MAX" "$C" "$MAX"
+"$TARGET/examples/soak" "$ADDR" "$COUNT" "$SECONDS_MAX" "$C" "$MAX"
 AFTER=$(anon)
 kill -0 $SERVER  # still serving
 echo "server anonymous RSS: $BEFORE KiB after the warm-up, $AFTER KiB at the end ($(awk -v a="$BEFORE" -v b="$AFTER" 'BEGIN {printf "%+.1f", 100 * (b - a) / a}') %); mapped tables resident: $FILES_BEFORE KiB, then $(files) KiB"

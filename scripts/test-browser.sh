@@ -5,17 +5,19 @@
 #
 # Needs Chromium (Debian: apt-get install chromium); .ci/run installs it.
 # Usage: scripts/test-browser.sh
+#   PROFILE=release  the cargo profile to build with (.ci/run: test, reusing the tests' build)
 set -euo pipefail
 trap 'echo "FAIL: scripts/test-browser.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
-cargo build --release -q -p awari-solver -p awari-probe
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+. scripts/common.sh
+cargo build --profile "$PROFILE" -q -p awari-solver -p awari-probe
+TARGET=$(profile_dir)
 WORK=$(mktemp -d)
 SERVER=
 cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
-"$TARGET/release/awari-solver" build --db "$WORK/db" --max-stones 16 > /dev/null 2>&1
-"$TARGET/release/awari-probe" serve --db "$WORK/db" --addr 127.0.0.1:0 2> "$WORK/serve.log" &
+"$TARGET/awari-solver" build --db "$WORK/db" --max-stones 16 > /dev/null 2>&1
+"$TARGET/awari-probe" serve --db "$WORK/db" --addr 127.0.0.1:0 2> "$WORK/serve.log" &
 SERVER=$!
 for _ in $(seq 100); do grep -q "http://" "$WORK/serve.log" && break; sleep 0.1; done
 URL=$(grep -o 'http://[0-9.:]*/' "$WORK/serve.log")

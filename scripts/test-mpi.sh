@@ -7,13 +7,17 @@
 # .ci/run installs them. Builds the `mpi` feature into target/mpi.
 #
 # Usage: scripts/test-mpi.sh [MAX=16]
+#   PROFILE=release      the cargo profile to build with
+#   MPI_TARGET_DIR=dir   where to build (default: target/mpi, apart from the plain build; .ci/run
+#                        builds in target itself, with PROFILE=test, reusing the tests' crates)
 set -euo pipefail
 trap 'echo "FAIL: scripts/test-mpi.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 MAX=${1:-16}
 cd "$(dirname "$0")/.."
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi
-CARGO_TARGET_DIR=$TARGET cargo build --release -q -p awari-solver --features mpi
-SOLVER=$TARGET/release/awari-solver
+. scripts/common.sh
+export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi}
+cargo build --profile "$PROFILE" -q -p awari-solver --features mpi
+SOLVER=$(profile_dir)/awari-solver
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 # Root in CI; ranks yield while they wait, as they share the cores.

@@ -1,6 +1,8 @@
 //! Helpers shared by the solver's integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
+pub mod reference;
+
 use std::path::{Path, PathBuf};
 
 use awari_db::{level_exists, level_path, Rules};

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use awari_db::Rules;
-use awari_solver::build::Mode;
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -23,15 +22,13 @@ mod two_bit;
 pub(crate) use common::{assert_level_same, build_mode, copy_levels, temp};
 
 /// The highest level of the reference.
-pub(crate) const TOP: u32 = 20;
+pub(crate) const TOP: u32 = common::reference::SHARED_TOP;
 
-/// Levels 0..=20 built in memory, once per rule set for all the tests of this binary.
+/// Levels 0..=20 built in memory, with the in-memory builder's depths beside them (see
+/// [`common::reference`]): built once for every test binary of the slow tier, checked once per
+/// rule set in this process.
 pub(crate) fn reference(rules: Rules) -> &'static Path {
     static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
-    DIRS[slot].get_or_init(|| {
-        let dir = temp(&format!("memory-{rules}"));
-        build_mode(&dir, 2, rules, TOP, Mode::InMemory);
-        dir
-    })
+    DIRS[slot].get_or_init(|| common::reference::shared_reference(rules))
 }

@@ -1,0 +1,117 @@
+//! The slow tier's reference database, built once and shared by every test and every test
+//! binary that needs it (the solver's `levels_to_20`, the probe's `perfect_play`): levels
+//! 0..=[`SHARED_TOP`] of a rule set built by the in-memory algorithm (the reference), with that
+//! builder's breadth-first depths beside them in [`in_memory_depths`].
+//!
+//! ```text
+//! <target>/tmp/reference-<rules>-<key>/        level-NN.values, 0..=20
+//!                                  in-memory-depth/   level-NN.depth, 0..=20
+//! <target>/tmp/reference-<rules>.lock          held while it is checked or built
+//! ```
+//!
+//! `<key>` is a hash of the sources that write it (`db/src`, `solver/src` and this file): a
+//! change to any of them builds a new one, and an unchanged tree reuses the last one once its
+//! checksums verify. A file lock makes processes that start together (nextest, two test
+//! binaries) build it once; it is built in `*.tmp` and renamed, so a killed build leaves no
+//! half reference behind.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use awari_db::{depth_path, level_exists, Content, Expect, Levels, Rules, Table};
+use awari_solver::build::build_level;
+use awari_solver::Silent;
+
+/// The highest level of the shared reference.
+pub const SHARED_TOP: u32 = 20;
+
+/// The directory of the in-memory builder's depth tables of `reference`.
+pub fn in_memory_depths(reference: &Path) -> PathBuf {
+    reference.join("in-memory-depth")
+}
+
+/// Levels 0..=[`SHARED_TOP`] under `rules`, built in memory with their depths: the directory
+/// of their values (see the module's documentation). Built on the first call of any process
+/// for this tree of sources; later calls, here or in other processes, reuse it.
+pub fn shared_reference(rules: Rules) -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(tmp).unwrap();
+    let dir = tmp.join(format!("reference-{rules}-{:016x}", sources_key()));
+    let lock = std::fs::File::create(tmp.join(format!("reference-{rules}.lock"))).unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    if dir.exists() && verifies(&dir, rules) {
+        return dir;
+    }
+    // Older references of these rules (other sources) and a killed build's leftovers go.
+    let prefix = format!("reference-{rules}-");
+    for e in std::fs::read_dir(tmp).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
+    let building = dir.with_extension("tmp");
+    build_reference(&building, rules);
+    std::fs::rename(&building, &dir).unwrap();
+    dir
+}
+
+/// Build levels 0..=SHARED_TOP into `dir` in memory, moving each level's depth table into
+/// [`in_memory_depths`].
+fn build_reference(dir: &Path, rules: Rules) {
+    let depths = in_memory_depths(dir);
+    std::fs::create_dir_all(&depths).unwrap();
+    for n in (0..=SHARED_TOP).filter(|&n| level_exists(n)) {
+        let levels = Levels::open(dir, Some(rules)).unwrap();
+        build_level(dir, n, rules, &levels, true, &Silent).unwrap();
+        let d = depth_path(dir, n);
+        std::fs::rename(&d, depths.join(d.file_name().unwrap())).unwrap();
+    }
+}
+
+/// Every table of the reference in `dir` is there and its checksum holds.
+fn verifies(dir: &Path, rules: Rules) -> bool {
+    (0..=SHARED_TOP).filter(|&n| level_exists(n)).all(|n| {
+        let expect = |content| Expect {
+            rules: Some(rules),
+            seeds: Some(n),
+            content: Some(content),
+        };
+        let values = Table::open(awari_db::level_path(dir, n), expect(Content::Values));
+        let depth = Table::open(
+            depth_path(&in_memory_depths(dir), n),
+            expect(Content::Depth),
+        );
+        matches!((values, depth), (Ok(v), Ok(d)) if v.verify().is_ok() && d.verify().is_ok())
+    })
+}
+
+/// A hash of every file under `db/src` and `solver/src` and of this file: what the reference
+/// depends on.
+fn sources_key() -> u64 {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut files = Vec::new();
+    for d in ["db/src", "solver/src"] {
+        collect(&root.join(d), &mut files);
+    }
+    files.push(root.join("solver/tests/common/reference.rs"));
+    files.sort();
+    let mut all = Vec::new();
+    for f in files {
+        all.extend_from_slice(f.strip_prefix(root).unwrap().to_string_lossy().as_bytes());
+        all.push(0);
+        all.extend_from_slice(&std::fs::read(&f).unwrap());
+    }
+    awari_db::table::checksum(&all)
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
