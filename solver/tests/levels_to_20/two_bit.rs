@@ -56,7 +56,8 @@ fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
 }
 
 /// Exits in buckets of one chunk (1 Mi positions): levels 15..17 take 8, 13 and 20 passes over
-/// their lower levels, each followed by a checkpoint.
+/// their lower levels, each followed by a checkpoint (17 under awari only: the bucket code
+/// does not depend on the rules, the exits it streams do, and 15 and 16 stream them).
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn two_bit_exit_buckets_write_the_same_bytes() {
@@ -64,7 +65,13 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
         let mem = reference(rules);
         let dir = temp(&format!("buckets-{rules}"));
         copy_levels(mem, &dir, 0..15);
-        for (n, passes) in [(15, 8), (16, 13), (17, 20)] {
+        let levels_passes: &[(u32, u32)] = if rules == Rules::Awari {
+            &[(15, 8), (16, 13), (17, 20)]
+        } else {
+            &[(15, 8), (16, 13)]
+        };
+        let top = levels_passes.last().unwrap().0;
+        for &(n, passes) in levels_passes {
             let levels = Levels::open(&dir, Some(rules)).unwrap();
             let built = pool(2)
                 .install(|| build_level_two_bit(&dir, n, rules, &levels, 1, &Silent))
@@ -73,7 +80,7 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
             assert!(built.resumed.is_none());
             assert_level_same(mem, &dir, n);
         }
-        assert_eq!(extra_files(&dir, 17), Vec::<String>::new(), "{rules}");
+        assert_eq!(extra_files(&dir, top), Vec::<String>::new(), "{rules}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
