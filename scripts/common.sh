@@ -1,15 +1,15 @@
 # Sourced by the benchmarks and the CI scripts (run from the repository root).
 #
-# PROFILE: the cargo profile the CI scripts build with (default release; .ci/run sets test, so
+# AWARI_PROFILE: the cargo profile the CI scripts build with (default release; .ci/run sets test, so
 # that they reuse what `cargo test` built instead of compiling everything again).
 # profile_dir: where that profile's binaries land (cargo puts dev and test in `debug`).
-PROFILE=${PROFILE:-release}
+AWARI_PROFILE=${AWARI_PROFILE:-release}
 profile_dir() {
   local target
   target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')}
-  case $PROFILE in
+  case $AWARI_PROFILE in
     dev | test) echo "$target/debug" ;;
-    *) echo "$target/$PROFILE" ;;
+    *) echo "$target/$AWARI_PROFILE" ;;
   esac
 }
 #

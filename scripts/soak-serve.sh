@@ -12,7 +12,7 @@
 #
 # Usage: scripts/soak-serve.sh DB [COUNT=100000] [SECONDS=60] [C=16] [MAX=20]
 #   WARMUP=N  requests before the measured run (default 4 × COUNT)
-#   PROFILE=release  the cargo profile to build with (.ci/run: test, reusing the tests' build)
+#   AWARI_PROFILE=release  the cargo profile to build with (.ci/run: test, reusing the tests' build)
 set -euo pipefail
 DB=${1:?usage: scripts/soak-serve.sh DB [COUNT] [SECONDS] [C] [MAX]}
 COUNT=${2:-100000}
@@ -22,7 +22,7 @@ MAX=${5:-20}
 [ "$SECONDS_MAX" -le 600 ] || { echo "at most 600 seconds" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 . scripts/common.sh
-cargo build --profile "$PROFILE" -q -p awari-probe --bin awari-probe --example soak
+cargo build --profile "$AWARI_PROFILE" -q -p awari-probe --bin awari-probe --example soak
 TARGET=$(profile_dir)
 LOG=$(mktemp)
 "$TARGET/awari-probe" serve --db "$DB" --addr 127.0.0.1:0 2> "$LOG" &

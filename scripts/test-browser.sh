@@ -5,12 +5,12 @@
 #
 # Needs Chromium (Debian: apt-get install chromium); .ci/run installs it.
 # Usage: scripts/test-browser.sh
-#   PROFILE=release  the cargo profile to build with (.ci/run: test, reusing the tests' build)
+#   AWARI_PROFILE=release  the cargo profile to build with (.ci/run: test, reusing the tests' build)
 set -euo pipefail
 trap 'echo "FAIL: scripts/test-browser.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 . scripts/common.sh
-cargo build --profile "$PROFILE" -q -p awari-solver -p awari-probe
+cargo build --profile "$AWARI_PROFILE" -q -p awari-solver -p awari-probe
 TARGET=$(profile_dir)
 WORK=$(mktemp -d)
 SERVER=

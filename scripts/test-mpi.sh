@@ -7,16 +7,16 @@
 # .ci/run installs them. Builds the `mpi` feature into target/mpi.
 #
 # Usage: scripts/test-mpi.sh [MAX=16]
-#   PROFILE=release      the cargo profile to build with
+#   AWARI_PROFILE=release  the cargo profile to build with
 #   MPI_TARGET_DIR=dir   where to build (default: target/mpi, apart from the plain build; .ci/run
-#                        builds in target itself, with PROFILE=test, reusing the tests' crates)
+#                        builds in target itself, with AWARI_PROFILE=test, reusing the tests' crates)
 set -euo pipefail
 trap 'echo "FAIL: scripts/test-mpi.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 MAX=${1:-16}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi}
-cargo build --profile "$PROFILE" -q -p awari-solver --features mpi
+cargo build --profile "$AWARI_PROFILE" -q -p awari-solver --features mpi
 SOLVER=$(profile_dir)/awari-solver
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
