@@ -7,13 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use awari_db::{depth_path, level_exists, Content, Expect, Level, Levels, Rules, Table};
+use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::{compute_depth, DepthError, DepthPass};
 use awari_solver::{LevelBuilder, Silent};
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{build_mode, temp};
+use common::{build_mode, open_depth, temp};
 
 fn top() -> u32 {
     std::env::var("AWARI_DEPTH_TOP")
@@ -33,18 +33,6 @@ fn reference_depths(levels: &Levels, n: u32, rules: Rules) -> Vec<u16> {
             b.depth(i).unwrap()
         })
         .collect()
-}
-
-fn open_depth(dir: &Path, n: u32, rules: Rules) -> Table {
-    Table::open(
-        depth_path(dir, n),
-        Expect {
-            rules: Some(rules),
-            seeds: Some(n),
-            content: Some(Content::Depth),
-        },
-    )
-    .unwrap()
 }
 
 fn values_dir(tag: &str, rules: Rules, top: u32) -> PathBuf {

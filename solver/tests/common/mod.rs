@@ -46,6 +46,19 @@ pub fn copy_levels(from: &Path, to: &Path, levels: impl IntoIterator<Item = u32>
     }
 }
 
+/// Level `n`'s depth table in `dir`, opened as the depth table of level `n` under `rules`.
+pub fn open_depth(dir: &Path, n: u32, rules: Rules) -> awari_db::Table {
+    awari_db::Table::open(
+        awari_db::depth_path(dir, n),
+        awari_db::Expect {
+            rules: Some(rules),
+            seeds: Some(n),
+            content: Some(awari_db::Content::Depth),
+        },
+    )
+    .unwrap()
+}
+
 /// Level `n` of `a` and of `b` are the same file, byte for byte.
 pub fn assert_level_same(a: &Path, b: &Path, n: u32) {
     let x = std::fs::read(level_path(a, n)).unwrap();

@@ -3,21 +3,17 @@
 //! sets (the fast tier, `tests/depth.rs`, checks levels up to 11), and `verify --prove`'s
 //! check of every entry agrees with the reference values.
 
-use awari_db::{depth_path, level_exists, Content, Expect, Level, Levels, Rules, Table};
+use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::DepthPass;
 use awari_solver::Silent;
 
+use crate::common::open_depth;
 use crate::common::reference::in_memory_depths;
 use crate::{reference, temp, TOP};
 
 /// The depths of level `n`'s table in `dir`, checksum verified.
 fn depths(dir: &std::path::Path, rules: Rules, n: u32) -> Vec<u16> {
-    let expect = Expect {
-        rules: Some(rules),
-        seeds: Some(n),
-        content: Some(Content::Depth),
-    };
-    let t = Table::open(depth_path(dir, n), expect).unwrap();
+    let t = open_depth(dir, n, rules);
     t.verify().unwrap();
     let mut got = vec![0u16; Level::new(n).size() as usize];
     t.read_depths(0, &mut got, &[]).unwrap();
