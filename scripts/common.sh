@@ -4,12 +4,14 @@
 # that they reuse what `cargo test` built instead of compiling everything again).
 # profile_dir: where that profile's binaries land (cargo puts dev and test in `debug`).
 AWARI_PROFILE=${AWARI_PROFILE:-release}
+# target_dir: where cargo builds (asked of cargo: CARGO_TARGET_DIR or a config may move it).
+target_dir() {
+  cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p'
+}
 profile_dir() {
-  local target
-  target=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')}
   case $AWARI_PROFILE in
-    dev | test) echo "$target/debug" ;;
-    *) echo "$target/$AWARI_PROFILE" ;;
+    dev | test) echo "$(target_dir)/debug" ;;
+    *) echo "$(target_dir)/$AWARI_PROFILE" ;;
   esac
 }
 #
@@ -20,9 +22,7 @@ solver_bin() {
     BIN=$SOLVER
   else
     cargo build --release -q -p awari-solver
-    local target
-    target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-    BIN=$target/release/awari-solver
+    BIN=$(target_dir)/release/awari-solver
   fi
 }
 

@@ -15,7 +15,7 @@ trap 'echo "FAIL: scripts/test-mpi.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 MAX=${1:-16}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
-export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi}
+export CARGO_TARGET_DIR=${MPI_TARGET_DIR:-$(target_dir)/mpi}
 cargo build --profile "$AWARI_PROFILE" -q -p awari-solver --features mpi
 SOLVER=$(profile_dir)/awari-solver
 WORK=$(mktemp -d)

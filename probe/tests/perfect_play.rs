@@ -12,7 +12,7 @@ use awari_solver::Silent;
 mod reference;
 
 #[test]
-#[ignore = "slow tier (about 2 minutes): .ci/run runs it"]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn line_realises_1000_won_positions_with_20_seeds() {
     let shared = reference::shared_reference(Rules::Awari);
     let depths = reference::in_memory_depths(&shared);

@@ -1,8 +1,8 @@
 //! The streamed `verify` (children un-moved into their parents, in index order) passes every
 //! level to 20 under awari (16 under the other rule sets), as the lookup `verify` (children
-//! looked up from their parents) does; it finds one changed entry wherever it lies — in the first, a middle or the
-//! last bucket, at a bucket's edge, in the level or in a lower level — and names its board,
-//! and it checks a raw VU directory.
+//! looked up from their parents) does; it finds one changed entry wherever it lies — in the
+//! first, a middle or the last bucket, at a bucket's edge, in the level or in a lower level —
+//! and names its board, and it checks a raw VU directory.
 
 use std::path::Path;
 
