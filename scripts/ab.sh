@@ -36,8 +36,9 @@ if [ "$FROM" -gt 0 ] && [ -z "${REUSE:-}" ]; then
   exit 2
 fi
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 BASE_SHA=$(git rev-parse --verify "$BASE_REV^{commit}")
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 
 echo "== building the working tree and base ${BASE_SHA:0:10}" >&2
 cargo build --release -q -p awari-solver -p awari-probe

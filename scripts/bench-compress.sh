@@ -34,7 +34,7 @@ cd "$(dirname "$0")/.."
 . scripts/common.sh
 solver_bin
 cargo build --release -q -p awari-probe --example load
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 PROBE=$TARGET/release/awari-probe
 LOAD=$TARGET/release/examples/load
 WORK=$(mktemp -d)

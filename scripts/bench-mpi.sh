@@ -14,7 +14,8 @@ R=${2:-2}
 T=${3:-$(nproc)}
 RUNS=${RUNS:-1}
 cd "$(dirname "$0")/.."
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/mpi
+. scripts/common.sh
+TARGET=$(target_dir)/mpi
 CARGO_TARGET_DIR=$TARGET cargo build --release -q -p awari-solver --features mpi
 SOLVER=$TARGET/release/awari-solver
 WORK=${WORK:-}

@@ -17,8 +17,9 @@ MAX=${3:-24}
 RUNS=${RUNS:-3}
 PYTHON=${PYTHON:-python3}
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 cargo build --release -q -p awari-probe
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 PROBE=$TARGET/release/awari-probe
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -12,8 +12,9 @@ SECONDS_MAX=${3:-20}
 C=${4:-4}
 MAX=${5:-20}
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 cargo build --release -q -p awari-probe --example load
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 LOG=$(mktemp)
 "$TARGET/release/awari-probe" serve --db "$DB" --addr 127.0.0.1:0 2> "$LOG" &
 SERVER=$!

@@ -18,9 +18,10 @@ DB=${DB:-awari-db}
 RULES=${RULES:-awari}
 DEPTH=${DEPTH:-1}
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 cargo build --release -q -p awari-solver -p awari-probe
 # Ask cargo where it puts binaries (CARGO_TARGET_DIR or a config may move them).
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 SOLVER=$TARGET/release/awari-solver
 PROBE=$TARGET/release/awari-probe
 DEPTH_FLAG=()

@@ -8,8 +8,9 @@ set -euo pipefail
 DB=${1:?usage: scripts/entropy.sh DB "LEVELS"}
 LEVELS=${2:?usage: scripts/entropy.sh DB "LEVELS"}
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 cargo build --release -q -p awari-db --example value_entropy
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 for n in $LEVELS; do
   /usr/bin/time -f "  (%e s, peak RSS %M KiB)" "$TARGET/release/examples/value_entropy" "$DB" "$n"
 done

@@ -10,8 +10,9 @@
 set -euo pipefail
 DB=${1:?usage: scripts/histograms.sh DB [MAX]}
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 cargo build --release -q -p awari-solver
-TARGET=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET=$(target_dir)
 SOLVER=$TARGET/release/awari-solver
 # The rule set is byte 12 of a plain or a compressed table.
 FIRST=$DB/level-00.values
