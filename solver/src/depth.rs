@@ -64,7 +64,9 @@
 //! **Resuming.** A killed pass restarts from its last checkpoint: in wave 0, at the last
 //! bucket (the wave file is cut back to the length the checkpoint records); in the waves, the
 //! done states are read back from the wave files written (0..=k) and wave k is propagated
-//! again, which finds the same new positions. So a kill loses at most one bucket or one wave.
+//! again, which finds the same new positions. So a kill loses at most one bucket or one wave;
+//! below 15 seeds (a second or so a level) only wave 0 ends in a checkpoint, and a kill in the
+//! waves loses the level's waves.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -105,10 +107,18 @@ fn window() -> u64 {
 const WAVE_BATCH: usize = 4 << 20;
 /// Wave entries whose predecessors are generated together (their misses overlap).
 const BATCH: usize = 32;
+/// Wave entries a thread takes at once (one unrank, then successor steps).
+const SLICE: usize = 4096;
+/// Positions of wave 0 a thread judges at once: a chunk is cut into these, so that a small
+/// level (a few chunks) keeps every thread busy.
+const SUB_CHUNK: u64 = 1 << 16;
 /// Positions of wave 0 whose quiet children are ranked and prefetched together.
 const SEEDS_GROUP: usize = 32;
 /// Fixed memory besides the per-position parts (with the windows' records, per thread).
 const FIXED: u64 = 32 << 20;
+/// Levels from this size on make every wave a checkpoint (see [`DepthPass::durable_waves`]):
+/// level 15 (7.6 M positions) and up.
+const DURABLE_WAVES_FROM: u64 = 1 << 22 | 1 << 21;
 /// The most exit buckets (passes over the lower levels) wave 0 makes.
 const MAX_PASSES: u64 = 16;
 
@@ -528,7 +538,9 @@ impl<'a> DepthPass<'a> {
             }
             k += 1;
             self.stage = Stage::Waves { complete: k };
-            self.write_checkpoint()?;
+            if self.durable_waves() {
+                self.write_checkpoint()?;
+            }
         }
         let max_depth = k as u16;
         if timings {
@@ -669,7 +681,19 @@ impl<'a> DepthPass<'a> {
                     .par_iter()
                     .map(|&start| {
                         let end = (start + CHUNK).min(hi);
-                        let seeds = self.seeds_of(start, end, exits);
+                        let parts: Vec<Vec<(u32, bool)>> = (start..end)
+                            .step_by(SUB_CHUNK as usize)
+                            .collect::<Vec<u64>>()
+                            .into_par_iter()
+                            .map(|s| {
+                                let mut part = self.seeds_of(s, (s + SUB_CHUNK).min(end), exits);
+                                // Offsets in the chunk, not in the part.
+                                let base = (s - start) as u32;
+                                part.iter_mut().for_each(|(o, _)| *o += base);
+                                part
+                            })
+                            .collect();
+                        let seeds = parts.concat();
                         progress.advance(end - start);
                         if seeds.is_empty() {
                             Vec::new()
@@ -885,10 +909,12 @@ impl<'a> DepthPass<'a> {
             if batch.is_empty() {
                 return Ok(());
             }
+            // Each record's slices are shared out too: a small level's wave is a few records
+            // (one per chunk of 2^20 positions), which alone would leave threads idle.
             batch.par_iter().for_each(|(c, body)| {
                 let start = u64::from(*c) * CHUNK;
                 let seeds = decode_seeds(body);
-                for slice in seeds.chunks(4096) {
+                seeds.par_chunks(SLICE).for_each(|slice| {
                     let boards = seed_boards(&self.level, start, slice.iter().copied());
                     let entries: Vec<(u64, Board)> = slice
                         .iter()
@@ -898,7 +924,7 @@ impl<'a> DepthPass<'a> {
                     for group in entries.chunks(BATCH) {
                         self.expand(group);
                     }
-                }
+                });
             });
         }
     }
@@ -958,8 +984,15 @@ impl<'a> DepthPass<'a> {
             .prefetch((q / PER_WORD) as usize);
     }
 
+    /// Whether each wave is a checkpoint (its file synced, then the checkpoint written): from
+    /// [`DURABLE_WAVES_FROM`] positions on. A smaller level's pass takes about a second, which
+    /// a kill loses at most; its hundred-odd waves would spend more than that in fsync.
+    fn durable_waves(&self) -> bool {
+        self.level.size() >= DURABLE_WAVES_FROM
+    }
+
     /// Make the new positions done and write them to wave file `k`, in index order (to its
-    /// `.tmp`, synced, renamed); returns how many there were.
+    /// `.tmp`, synced where [`DepthPass::durable_waves`], renamed); returns how many there were.
     fn collect(&self, k: u32) -> Result<u64, DepthError> {
         let path = wave_path(&self.out, self.level.seeds(), k);
         let tmp = tmp_path(&path);
@@ -994,9 +1027,14 @@ impl<'a> DepthPass<'a> {
             }
         }
         file.flush().map_err(io)?;
-        file.get_ref().sync_data().map_err(io)?;
-        drop(file);
-        rename_into_place(&tmp, &path)?;
+        if self.durable_waves() {
+            file.get_ref().sync_data().map_err(io)?;
+            drop(file);
+            rename_into_place(&tmp, &path)?;
+        } else {
+            drop(file);
+            std::fs::rename(&tmp, &path).map_err(io)?;
+        }
         self.wave_bytes.fetch_add(bytes, Relaxed);
         Ok(count)
     }
