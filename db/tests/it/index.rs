@@ -1,6 +1,6 @@
 //! The level index against the Romein & Bal reference numbering.
 
-mod common;
+use crate::common;
 
 use awari_db::SplitMix64 as Rng;
 use awari_db::{all_boards, binomial, level_size, successor, Board, Level};
@@ -8,7 +8,7 @@ use common::pits_of;
 
 #[test]
 fn reference_numbering() {
-    let text = include_str!("data/goedel.jsonl");
+    let text = include_str!("../data/goedel.jsonl");
     let mut n = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();

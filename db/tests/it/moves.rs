@@ -1,6 +1,6 @@
 //! Move generation against OpenSpiel's `oware` (abapa) and hand-made cases for every rule.
 
-mod common;
+use crate::common;
 
 use awari_db::{Board, Level, Outcome, QuietMoves, Rules};
 use common::pits_of;
@@ -11,7 +11,7 @@ fn b(p: [u8; 12]) -> Board {
 
 #[test]
 fn openspiel_vectors_abapa() {
-    let text = include_str!("data/abapa_openspiel.jsonl");
+    let text = include_str!("../data/abapa_openspiel.jsonl");
     let mut checked = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -1,7 +1,7 @@
 //! Un-captures against moves: for every capture amount, a board's un-captures are exactly the
 //! boards that reach it by a legal move capturing that many seeds, for all three rule sets.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,7 +1,7 @@
 //! Un-moves against moves: every child's predecessors are exactly the boards that reach it
 //! by a legal non-capturing move, for all three rule sets.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,6 +1,6 @@
 //! The probe as users run it: the real binary over databases built in the test.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -8,7 +8,7 @@ use awari_probe::{perfect_line, Database};
 use awari_solver::depth::{store_depth, DepthForm};
 use awari_solver::Silent;
 
-#[path = "../../solver/tests/common/reference.rs"]
+#[path = "../../../solver/tests/it/common/reference.rs"]
 mod reference;
 
 #[test]

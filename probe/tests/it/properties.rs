@@ -3,7 +3,7 @@
 //! reference (the general board parser, then one lookup per board) answers, up to the first
 //! bad line, which is then the error, with its number.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

@@ -1,7 +1,7 @@
 //! `awari-probe serve`: the HTTP API, over a real socket, against the library.
 #![cfg(feature = "serve")]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

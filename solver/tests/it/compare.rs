@@ -9,7 +9,7 @@ use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::compare::{compare, LevelComparison};
 use awari_solver::Silent;
 
-mod common;
+use crate::common;
 use common::temp;
 
 /// A raw VU directory of the levels of `ours`: each table's data section as `scores.N`.

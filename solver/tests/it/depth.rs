@@ -11,8 +11,7 @@ use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::{compute_depth, DepthError, DepthPass};
 use awari_solver::{LevelBuilder, Silent};
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 use common::{build_mode, open_depth, temp};
 
 fn top() -> u32 {

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common;
 use awari_db::{level_exists, level_path, Rules};
-mod common;
 
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;

@@ -30,7 +30,7 @@ fn lincke_histograms_and_vu_example() {
     assert_eq!(reports.len(), 17);
 
     let want: serde_json::Value =
-        serde_json::from_str(include_str!("data/lincke_histograms_0_12.json")).unwrap();
+        serde_json::from_str(include_str!("../data/lincke_histograms_0_12.json")).unwrap();
     for n in 0..=12u32 {
         let (total, hist) = stats::histogram(&levels, n, true).unwrap();
         assert_eq!(total, awari_db::all_boards(n), "level {n}");
@@ -76,10 +76,10 @@ fn lincke_histograms_and_vu_example() {
 #[test]
 fn committed_histograms_are_consistent() {
     let results: serde_json::Value =
-        serde_json::from_str(include_str!("../../results/histograms-awari.json")).unwrap();
+        serde_json::from_str(include_str!("../../../results/histograms-awari.json")).unwrap();
     assert_eq!(results["rules"], "awari");
     let lincke: serde_json::Value =
-        serde_json::from_str(include_str!("data/lincke_histograms_0_12.json")).unwrap();
+        serde_json::from_str(include_str!("../data/lincke_histograms_0_12.json")).unwrap();
     let levels = results["levels"].as_array().unwrap();
     assert!(levels.len() >= 25, "levels 0..24 at least");
     for (k, level) in levels.iter().enumerate() {

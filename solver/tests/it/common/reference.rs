@@ -94,7 +94,7 @@ fn sources_key() -> u64 {
     for d in ["db/src", "solver/src"] {
         collect(&root.join(d), &mut files);
     }
-    files.push(root.join("solver/tests/common/reference.rs"));
+    files.push(root.join("solver/tests/it/common/reference.rs"));
     files.sort();
     let mut all = Vec::new();
     for f in files {

@@ -15,7 +15,7 @@ use awari_solver::Silent;
 
 use rayon::prelude::*;
 
-use crate::{reference, temp, TOP};
+use super::{reference, temp, TOP};
 
 /// Every level of `a` decodes to exactly the values of `b`'s.
 fn assert_same_values(a: &Levels, b: &Levels, top: u32) {

@@ -7,9 +7,9 @@ use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::DepthPass;
 use awari_solver::Silent;
 
+use super::{reference, temp, TOP};
 use crate::common::open_depth;
 use crate::common::reference::in_memory_depths;
-use crate::{reference, temp, TOP};
 
 /// The depths of level `n`'s table in `dir`, checksum verified.
 fn depths(dir: &std::path::Path, rules: Rules, n: u32) -> Vec<u16> {

@@ -12,17 +12,15 @@ use std::sync::OnceLock;
 
 use awari_db::Rules;
 
-#[path = "../common/mod.rs"]
-mod common;
 mod compressed;
 mod depth;
 mod streamed_verify;
 mod two_bit;
 
-pub(crate) use common::{assert_level_same, build_mode, copy_levels, temp};
+pub(crate) use crate::common::{assert_level_same, build_mode, copy_levels, temp};
 
 /// The highest level of the reference.
-pub(crate) const TOP: u32 = common::reference::SHARED_TOP;
+pub(crate) const TOP: u32 = crate::common::reference::SHARED_TOP;
 
 /// Levels 0..=20 built in memory, with the in-memory builder's depths beside them (see
 /// [`common::reference`]): built once for every test binary of the slow tier, checked once per
@@ -30,5 +28,5 @@ pub(crate) const TOP: u32 = common::reference::SHARED_TOP;
 pub(crate) fn reference(rules: Rules) -> &'static Path {
     static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
-    DIRS[slot].get_or_init(|| common::reference::shared_reference(rules))
+    DIRS[slot].get_or_init(|| crate::common::reference::shared_reference(rules))
 }

@@ -10,7 +10,7 @@ use awari_db::{level_exists, level_path, raw_path, write_table, Header, Level, L
 use awari_solver::verify::{verify_level_lookup, verify_level_streamed, LevelVerdict};
 use awari_solver::Silent;
 
-use crate::{copy_levels, reference, temp, TOP};
+use super::{copy_levels, reference, temp, TOP};
 
 fn streamed(levels: &Levels, n: u32, bucket: u64) -> LevelVerdict {
     verify_level_streamed(levels, n, 1000, bucket, &Silent).unwrap()

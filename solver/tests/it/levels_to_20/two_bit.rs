@@ -11,7 +11,7 @@ use awari_solver::build::{build_level_two_bit, Mode};
 use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
-use crate::{assert_level_same, build_mode, copy_levels, reference, temp, TOP};
+use super::{assert_level_same, build_mode, copy_levels, reference, temp, TOP};
 
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
@@ -97,7 +97,7 @@ fn killed_two_bit_build_resumes_to_the_same_bytes() {
     let bin = env!("CARGO_BIN_EXE_awari-solver");
     let rules = Rules::Awari;
     let mem = reference(rules);
-    let dir = temp("killed");
+    let dir = temp("two-bit-killed");
     copy_levels(mem, &dir, 0..N);
     // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
     let args = [
@@ -203,7 +203,7 @@ fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
     use awari_solver::{lowmem, twobit};
     let rules = Rules::Awari;
     let mem = reference(rules);
-    let dir = temp("auto");
+    let dir = temp("two-bit-auto");
     copy_levels(mem, &dir, 0..TOP);
     let (two_bit, low) = (twobit::memory_needed(TOP, 2), lowmem::memory_needed(TOP, 2));
     assert!(two_bit < low, "{two_bit} {low}");

@@ -1,0 +1,15 @@
+//! The solver crate's integration tests, in one binary: one link instead of one per file, and
+//! libtest runs every test of the crate in parallel (`cargo test -p awari-solver --test it`;
+//! a module's tests: `cargo test -p awari-solver --test it depth::`). The slow tier is the
+//! tests marked `#[ignore]`, most of them in [`levels_to_20`].
+
+mod common;
+mod compare;
+mod depth;
+mod determinism;
+mod distributed;
+mod levels_to_20;
+mod progress;
+mod published;
+mod reference;
+mod verify;
