@@ -221,6 +221,34 @@ impl FromStr for Board {
 mod tests {
     use super::*;
 
+    /// The seed counts of a board, of each row, whether the opponent row is full, and the
+    /// rotation, on boards where each differs (mutation testing found the row counts untested).
+    #[test]
+    fn rows_count_their_own_seeds() {
+        let b = Board::new([1, 0, 2, 0, 0, 3, 4, 0, 0, 5, 0, 6]).unwrap();
+        assert_eq!(
+            (b.seeds(), b.mover_seeds(), b.opponent_seeds()),
+            (21, 6, 15)
+        );
+        assert!(!b.opponent_row_full());
+        let r = b.rotated();
+        assert_eq!(r.pits(), [4, 0, 0, 5, 0, 6, 1, 0, 2, 0, 0, 3]);
+        assert_eq!((r.mover_seeds(), r.opponent_seeds()), (15, 6));
+        let full = Board::new([0, 0, 0, 0, 0, 9, 1, 2, 1, 1, 1, 1]).unwrap();
+        assert_eq!((full.mover_seeds(), full.opponent_seeds()), (9, 7));
+        assert!(full.opponent_row_full());
+        let mut rng = crate::SplitMix64(8);
+        for _ in 0..1000 {
+            let n = rng.below(49) as u32;
+            let b = rng.board(n);
+            let p = b.pits();
+            let mover: u32 = p[..6].iter().map(|&x| u32::from(x)).sum();
+            assert_eq!(b.mover_seeds(), mover, "{b}");
+            assert_eq!(b.mover_seeds() + b.opponent_seeds(), b.seeds(), "{b}");
+            assert_eq!(b.rotated().opponent_seeds(), mover, "{b}");
+        }
+    }
+
     /// `parse_simple` gives what `parse` gives, or leaves the line to it.
     #[test]
     fn parse_simple_agrees_with_parse() {
