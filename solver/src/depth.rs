@@ -112,6 +112,8 @@ const SLICE: usize = 4096;
 /// Positions of wave 0 a thread judges at once: a chunk is cut into these, so that a small
 /// level (a few chunks) keeps every thread busy.
 const SUB_CHUNK: u64 = 1 << 16;
+/// Levels below this size cut wave 0's chunks into [`SUB_CHUNK`]s (up to level 19).
+const SPLIT_BELOW: u64 = 1 << 26;
 /// Positions of wave 0 whose quiet children are ranked and prefetched together.
 const SEEDS_GROUP: usize = 32;
 /// Fixed memory besides the per-position parts (with the windows' records, per thread).
@@ -681,12 +683,15 @@ impl<'a> DepthPass<'a> {
                     .par_iter()
                     .map(|&start| {
                         let end = (start + CHUNK).min(hi);
+                        // Small levels only: a large one has chunks enough for every thread,
+                        // and the parts would double the chunk's seeds in memory for a moment.
+                        let step = if size < SPLIT_BELOW { SUB_CHUNK } else { CHUNK };
                         let parts: Vec<Vec<(u32, bool)>> = (start..end)
-                            .step_by(SUB_CHUNK as usize)
+                            .step_by(step as usize)
                             .collect::<Vec<u64>>()
                             .into_par_iter()
                             .map(|s| {
-                                let mut part = self.seeds_of(s, (s + SUB_CHUNK).min(end), exits);
+                                let mut part = self.seeds_of(s, (s + step).min(end), exits);
                                 // Offsets in the chunk, not in the part.
                                 let base = (s - start) as u32;
                                 part.iter_mut().for_each(|(o, _)| *o += base);
