@@ -684,21 +684,12 @@ impl<'a> DepthPass<'a> {
                     .map(|&start| {
                         let end = (start + CHUNK).min(hi);
                         // Small levels only: a large one has chunks enough for every thread,
-                        // and the parts would double the chunk's seeds in memory for a moment.
-                        let step = if size < SPLIT_BELOW { SUB_CHUNK } else { CHUNK };
-                        let parts: Vec<Vec<(u32, bool)>> = (start..end)
-                            .step_by(step as usize)
-                            .collect::<Vec<u64>>()
-                            .into_par_iter()
-                            .map(|s| {
-                                let mut part = self.seeds_of(s, (s + step).min(end), exits);
-                                // Offsets in the chunk, not in the part.
-                                let base = (s - start) as u32;
-                                part.iter_mut().for_each(|(o, _)| *o += base);
-                                part
-                            })
-                            .collect();
-                        let seeds = parts.concat();
+                        // and the parts would hold the chunk's seeds twice for a moment.
+                        let seeds = if size < SPLIT_BELOW {
+                            self.seeds_in_parts(start, end, exits)
+                        } else {
+                            self.seeds_of(start, end, exits)
+                        };
                         progress.advance(end - start);
                         if seeds.is_empty() {
                             Vec::new()
@@ -725,6 +716,24 @@ impl<'a> DepthPass<'a> {
         }
         self.wave_bytes.fetch_add(written - bytes, Relaxed);
         Ok(buckets.len() as u32)
+    }
+
+    /// [`DepthPass::seeds_of`] of `start..end` (within one chunk), its [`SUB_CHUNK`]s judged
+    /// in parallel; offsets from `start`.
+    fn seeds_in_parts(&self, start: u64, end: u64, captures: &CaptureBits) -> Vec<(u32, bool)> {
+        let parts: Vec<Vec<(u32, bool)>> = (start..end)
+            .step_by(SUB_CHUNK as usize)
+            .collect::<Vec<u64>>()
+            .into_par_iter()
+            .map(|s| {
+                let mut part = self.seeds_of(s, (s + SUB_CHUNK).min(end), captures);
+                // Offsets in the chunk, not in the part.
+                let base = (s - start) as u32;
+                part.iter_mut().for_each(|(o, _)| *o += base);
+                part
+            })
+            .collect();
+        parts.concat()
     }
 
     /// The positions of `start..end` at depth 0 that are won or lost (`captures` says where
