@@ -1,7 +1,10 @@
 //! The compact depth pass gives the in-memory builder's breadth-first depths (the reference's,
 //! written when it was built) at every entry of every level up to 20 under the three rule
 //! sets (the fast tier, `tests/depth.rs`, checks levels up to 11), and `verify --prove`'s
-//! check of every entry agrees with the reference values.
+//! check of every entry agrees with the reference values where no other test recomputes
+//! them: levels 17..20 under abapa and grand slam, and a few small levels under awari
+//! (`streamed_verify.rs` recomputes the rest twice, streamed and by lookup; the check costs
+//! about as much as the rest of the pass's wave 0).
 
 use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::DepthPass;
@@ -20,6 +23,16 @@ fn depths(dir: &std::path::Path, rules: Rules, n: u32) -> Vec<u16> {
     got
 }
 
+/// Whether the pass also checks level `n`'s values: where `streamed_verify.rs` does not (above
+/// 16 seeds under abapa and grand slam), and under awari on the levels up to 12.
+fn value_check(rules: Rules, n: u32) -> bool {
+    if rules == Rules::Awari {
+        n <= 12
+    } else {
+        n > 16
+    }
+}
+
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn compact_depths_equal_the_in_memory_waves_to_20() {
@@ -29,11 +42,13 @@ fn compact_depths_equal_the_in_memory_waves_to_20() {
         let out = temp(&format!("depth-{rules}"));
         std::fs::create_dir_all(&out).unwrap();
         for n in (0..=TOP).filter(|&n| level_exists(n)) {
-            let r = DepthPass::open(&levels, n, &out, u64::MAX)
-                .unwrap()
-                .check_values(4)
-                .run(true, 4, &Silent)
-                .unwrap();
+            let pass = DepthPass::open(&levels, n, &out, u64::MAX).unwrap();
+            let pass = if value_check(rules, n) {
+                pass.check_values(4)
+            } else {
+                pass
+            };
+            let r = pass.run(true, 4, &Silent).unwrap();
             assert_eq!((r.unproven, r.inconsistent), (0, 0), "{rules} level {n}");
             let got = depths(&out, rules, n);
             let want = depths(&in_memory_depths(dir), rules, n);

@@ -68,7 +68,8 @@ fn streamed_agrees_with_lookup_on_every_level_to_20() {
 fn streamed_finds_a_changed_entry_in_every_bucket_position() {
     let rules = Rules::Awari;
     let good = reference(rules);
-    let n = 16;
+    // Level 15 (about 7.5 M positions) in five buckets, over a changed level 13 below it.
+    let n = 15;
     let size = awari_db::level_size(n);
     let bucket = size / 5 + 7; // five buckets, the last one short
     let level = Level::new(n);
@@ -113,7 +114,7 @@ fn streamed_finds_a_changed_entry_in_every_bucket_position() {
 
     // A changed entry of a lower level: its own check finds it, and the check of a level
     // that captures into it reads it through the un-capture stream, not by lookup.
-    let m = 14;
+    let m = 13;
     let bad = temp("streamed-bad-lower");
     copy_levels(good, &bad, 0..=n);
     let lower_size = awari_db::level_size(m);
