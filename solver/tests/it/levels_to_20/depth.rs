@@ -1,6 +1,6 @@
 //! The compact depth pass gives the in-memory builder's breadth-first depths (the reference's,
-//! written when it was built) at every entry of every level up to 20 under the three rule
-//! sets (the fast tier, `tests/depth.rs`, checks levels up to 11), and `verify --prove`'s
+//! written when it was built) at every entry of every level up to 20 under awari and 19 under
+//! the other rule sets ([`top_of`]; the fast tier, `tests/depth.rs`, checks levels up to 11), and `verify --prove`'s
 //! check of every entry agrees with the reference values where no other test recomputes
 //! them: levels 17..20 under abapa and grand slam, and a few small levels under awari
 //! (`streamed_verify.rs` recomputes the rest twice, streamed and by lookup; the check costs
@@ -10,7 +10,7 @@ use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::DepthPass;
 use awari_solver::Silent;
 
-use super::{reference, temp, TOP};
+use super::{reference, temp, top_of};
 use crate::common::open_depth;
 use crate::common::reference::in_memory_depths;
 
@@ -23,8 +23,8 @@ fn depths(dir: &std::path::Path, rules: Rules, n: u32) -> Vec<u16> {
     got
 }
 
-/// Whether the pass also checks level `n`'s values: where `streamed_verify.rs` does not (above
-/// 16 seeds under abapa and grand slam), and under awari on the levels up to 12.
+/// Whether the pass also checks level `n`'s values: where `streamed_verify.rs` does not (17
+/// and more seeds under abapa and grand slam), and under awari on the levels up to 12.
 fn value_check(rules: Rules, n: u32) -> bool {
     if rules == Rules::Awari {
         n <= 12
@@ -41,7 +41,7 @@ fn compact_depths_equal_the_in_memory_waves_to_20() {
         let levels = Levels::open(dir, Some(rules)).unwrap();
         let out = temp(&format!("depth-{rules}"));
         std::fs::create_dir_all(&out).unwrap();
-        for n in (0..=TOP).filter(|&n| level_exists(n)) {
+        for n in (0..=top_of(rules)).filter(|&n| level_exists(n)) {
             let pass = DepthPass::open(&levels, n, &out, u64::MAX).unwrap();
             let pass = if value_check(rules, n) {
                 pass.check_values(4)
