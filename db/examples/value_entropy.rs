@@ -34,7 +34,10 @@
 //!   - `lands, threat`: `lands`, and the same test for the opponent, as if it were to move;
 //!   - `lands, threat, back`: and the run back.
 //!
-//! Also printed: how often `lands` agrees with `capture`.
+//! Each `probe form` line gives the entropy, an order-n Huffman code (codes alone, then in
+//! segments padded to a byte), and a rANS coder that starts each segment from state 0
+//! ([`Rans`]; every segment decoded back and compared). Also printed: how often `lands`
+//! agrees with `capture`.
 
 use std::collections::HashMap;
 
@@ -117,23 +120,28 @@ fn huffman_lengths(counts: &[u64]) -> Vec<u32> {
 
 /// The probe form's stored values in segments of 128, under a context of `features` classes
 /// (a function of the position) × the previous stored value × `relations` classes of the
-/// value one run back: (entropy, Huffman bits) per position.
+/// value one run back: its entropy and the sizes of two coders (see [`Coded`]).
 fn probe_form(
     positions: &[Position],
     n: i32,
     features: usize,
     feature: &dyn Fn(&Position) -> usize,
     relations: bool,
-) -> (f64, f64) {
+) -> Coded {
     let symbols = (2 * n + 1) as usize;
     let classes = if relations { 8 } else { 1 };
     let contexts = features * symbols * classes;
     let mut probability = vec![0.0f64; contexts * symbols];
     let (mut entropy, mut huffman) = (0.0, 0.0);
+    // The last pass's (context, symbol) pairs, segment by segment, for the coders below.
+    let mut coded_segments: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut last_counts = Vec::new();
     for pass in 0..4 {
         let mut counts = vec![0u64; contexts * symbols];
+        coded_segments.clear();
         for segment in positions.chunks(128) {
             let mut stored: Vec<usize> = Vec::with_capacity(128);
+            let mut pairs = Vec::with_capacity(128);
             for (k, p) in segment.iter().enumerate() {
                 let prev = stored.last().copied().unwrap_or(n as usize);
                 let back = usize::from(p.run_back);
@@ -177,7 +185,9 @@ fn probe_form(
                 };
                 counts[c * symbols + (x + n) as usize] += 1;
                 stored.push((x + n) as usize);
+                pairs.push((c, (x + n) as usize));
             }
+            coded_segments.push(pairs);
         }
         let (mut bits, mut coded) = (0.0, 0u64);
         for c in 0..contexts {
@@ -199,8 +209,166 @@ fn probe_form(
         }
         let len = positions.len().max(1) as f64;
         (entropy, huffman) = (bits / len, coded as f64 / len);
+        last_counts = counts;
     }
-    (entropy, huffman)
+    let len = positions.len().max(1) as f64;
+    let model = Rans::fit(symbols, &last_counts);
+    let mut lengths = vec![0u32; contexts * symbols];
+    for c in 0..contexts {
+        let row = &last_counts[c * symbols..(c + 1) * symbols];
+        lengths[c * symbols..(c + 1) * symbols].copy_from_slice(&huffman_lengths(row));
+    }
+    let (mut rans_bytes, mut huffman_bytes, mut fallbacks) = (0u64, 0u64, 0u64);
+    for pairs in &coded_segments {
+        let (bytes, fell_back) = model.encode(pairs);
+        assert_eq!(
+            model.decode(&bytes, pairs),
+            pairs.iter().map(|p| p.1).collect::<Vec<_>>()
+        );
+        rans_bytes += bytes.len() as u64;
+        fallbacks += u64::from(fell_back);
+        let bits: u64 = pairs
+            .iter()
+            .map(|&(c, x)| u64::from(lengths[c * symbols + x]))
+            .sum();
+        huffman_bytes += bits.div_ceil(8);
+    }
+    Coded {
+        entropy,
+        huffman,
+        huffman_segments: 8.0 * huffman_bytes as f64 / len,
+        rans_segments: 8.0 * rans_bytes as f64 / len,
+        fallbacks: fallbacks as f64 / coded_segments.len().max(1) as f64,
+    }
+}
+
+/// Bits per position of the probe form's stored values under one context.
+struct Coded {
+    /// The empirical entropy.
+    entropy: f64,
+    /// An order-n Huffman code, the codes alone.
+    huffman: f64,
+    /// The same, each segment padded to a byte (as the format stores them).
+    huffman_segments: f64,
+    /// The rANS coder below, each segment on its own, whole bytes.
+    rans_segments: f64,
+    /// The share of segments that started from the full state (see [`Rans::encode`]).
+    fallbacks: f64,
+}
+
+/// A static rANS coder, one model per context: 12-bit frequencies (every symbol at least 1),
+/// a state below 2^31 renormalised a byte at a time, each segment coded on its own. A
+/// segment is encoded backwards from state 0 with no output until the state first needs it,
+/// so that a segment costs about its information plus the bytes of its final state, rounded
+/// up to a byte, instead of a fixed 23-bit start. The decoder reads a byte while its state is
+/// below 2^23 and the segment has bytes left.
+struct Rans {
+    symbols: usize,
+    /// Per context and symbol: (frequency, cumulative frequency).
+    freq: Vec<(u32, u32)>,
+}
+
+const RANS_BITS: u32 = 12;
+const RANS_L: u64 = 1 << 23;
+
+impl Rans {
+    fn fit(symbols: usize, counts: &[u64]) -> Rans {
+        let total_f = 1u64 << RANS_BITS;
+        let mut freq = vec![(0u32, 0u32); counts.len()];
+        for (c, row) in counts.chunks(symbols).enumerate() {
+            let total: u64 = row.iter().sum();
+            // Every symbol at least 1 (any value may be stored); the rest by the counts.
+            let spare = total_f - symbols as u64;
+            let mut f: Vec<u64> = row
+                .iter()
+                .map(|&k| 1 + (k * spare).checked_div(total).unwrap_or(0))
+                .collect();
+            let sum: u64 = f.iter().sum();
+            let top = (0..symbols).max_by_key(|&s| f[s]).expect("symbols");
+            f[top] += total_f - sum;
+            let mut cum = 0u32;
+            for s in 0..symbols {
+                freq[c * symbols + s] = (f[s] as u32, cum);
+                cum += f[s] as u32;
+            }
+        }
+        Rans { symbols, freq }
+    }
+
+    /// One segment's bytes (its final state first), and whether it started from the full
+    /// state: a rare symbol in the small states at its end can push a state past 2^31, and
+    /// then the segment is coded again from 2^23 (the decoder is the same).
+    fn encode(&self, pairs: &[(usize, usize)]) -> (Vec<u8>, bool) {
+        for start in [0, RANS_L] {
+            let mut x = start;
+            let mut out = Vec::new();
+            let mut ok = true;
+            for &(c, s) in pairs.iter().rev() {
+                let (f, cum) = self.freq[c * self.symbols + s];
+                let (f, cum) = (u64::from(f), u64::from(cum));
+                if x >= RANS_L {
+                    let x_max = ((RANS_L >> RANS_BITS) << 8) * f;
+                    while x >= x_max {
+                        out.push(x as u8);
+                        x >>= 8;
+                    }
+                }
+                x = ((x / f) << RANS_BITS) + cum + x % f;
+                if x >= RANS_L << 8 {
+                    ok = false;
+                    break;
+                }
+            }
+            if !ok {
+                continue;
+            }
+            // The final state, most significant byte first: 4 bytes from 2^24, 3 from 2^23,
+            // and below 2^23 (no byte emitted) only the bytes it needs.
+            let mut state = Vec::new();
+            let mut y = x;
+            while y > 0 {
+                state.push(y as u8);
+                y >>= 8;
+            }
+            if x >= RANS_L && state.len() < 3 {
+                state.resize(3, 0);
+            }
+            state.reverse();
+            out.reverse();
+            state.extend_from_slice(&out);
+            return (state, start != 0);
+        }
+        unreachable!("a segment coded from the full state always fits")
+    }
+
+    /// Decode a segment given its contexts (the decoder would compute them as it goes).
+    fn decode(&self, bytes: &[u8], pairs: &[(usize, usize)]) -> Vec<usize> {
+        let mut at = 0;
+        let mut x = 0u64;
+        while x < RANS_L && at < bytes.len() {
+            x = x << 8 | u64::from(bytes[at]);
+            at += 1;
+        }
+        let mask = (1u64 << RANS_BITS) - 1;
+        let mut got = Vec::with_capacity(pairs.len());
+        for &(c, _) in pairs {
+            let slot = (x & mask) as u32;
+            let row = &self.freq[c * self.symbols..(c + 1) * self.symbols];
+            let s = row
+                .iter()
+                .position(|&(f, cum)| slot >= cum && slot < cum + f)
+                .expect("the slots cover 0..4096");
+            let (f, cum) = row[s];
+            x = u64::from(f) * (x >> RANS_BITS) + u64::from(slot) - u64::from(cum);
+            while x < RANS_L && at < bytes.len() {
+                x = x << 8 | u64::from(bytes[at]);
+                at += 1;
+            }
+            got.push(s);
+        }
+        assert_eq!(at, bytes.len(), "a segment's bytes all read");
+        got
+    }
 }
 
 fn main() {
@@ -357,7 +525,14 @@ fn main() {
         ("lands, threat, back", 4, &threat, true),
     ];
     for (name, features, feature, relations) in contexts {
-        let (e, h) = probe_form(&positions, n as i32, features, feature, relations);
-        println!("  probe form, {name:18} entropy {e:.3}, Huffman {h:.3}");
+        let r = probe_form(&positions, n as i32, features, feature, relations);
+        println!(
+            "  probe form, {name:18} entropy {:.3}, Huffman {:.3} ({:.3} in byte segments), rANS {:.3} in byte segments ({:.1}% from the full state)",
+            r.entropy,
+            r.huffman,
+            r.huffman_segments,
+            r.rans_segments,
+            100.0 * r.fallbacks
+        );
     }
 }
