@@ -1,16 +1,16 @@
 //! The compact depth pass gives the in-memory builder's breadth-first depths (the reference's,
 //! written when it was built) at every entry of every level up to 20 under awari and 19 under
-//! the other rule sets ([`top_of`]; the fast tier, `tests/depth.rs`, checks levels up to 11), and `verify --prove`'s
-//! check of every entry agrees with the reference values where no other test recomputes
-//! them: levels 17..20 under abapa and grand slam, and a few small levels under awari
-//! (`streamed_verify.rs` recomputes the rest twice, streamed and by lookup; the check costs
-//! about as much as the rest of the pass's wave 0).
+//! the other rule sets ([`top_of`]; the fast tier, `tests/depth.rs`, checks levels up to 11),
+//! and `verify --prove`'s check of every entry agrees with the reference values where no
+//! other test recomputes them: levels 17..19 under abapa and grand slam, and a few small
+//! levels under awari (`streamed_verify.rs` recomputes the rest twice, streamed and by lookup,
+//! up to [`verify_top`]; the check costs about as much as the rest of the pass's wave 0).
 
 use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::DepthPass;
 use awari_solver::Silent;
 
-use super::{reference, temp, top_of};
+use super::{reference, temp, top_of, verify_top};
 use crate::common::open_depth;
 use crate::common::reference::in_memory_depths;
 
@@ -23,14 +23,10 @@ fn depths(dir: &std::path::Path, rules: Rules, n: u32) -> Vec<u16> {
     got
 }
 
-/// Whether the pass also checks level `n`'s values: where `streamed_verify.rs` does not (17
-/// and more seeds under abapa and grand slam), and under awari on the levels up to 12.
+/// Whether the pass also checks level `n`'s values: where `streamed_verify.rs` does not
+/// (above [`verify_top`]), and under awari on the levels up to 12.
 fn value_check(rules: Rules, n: u32) -> bool {
-    if rules == Rules::Awari {
-        n <= 12
-    } else {
-        n > 16
-    }
+    n > verify_top(rules) || (rules == Rules::Awari && n <= 12)
 }
 
 #[test]

@@ -36,6 +36,17 @@ pub(crate) fn top_of(rules: Rules) -> u32 {
     }
 }
 
+/// The highest level the streamed and lookup `verify`s both check under `rules`: 20 under
+/// awari, 16 under abapa and grand slam, whose levels above are checked by the compact depth
+/// pass's value check instead (`depth.rs`, up to [`top_of`]).
+pub(crate) fn verify_top(rules: Rules) -> u32 {
+    if rules == Rules::Awari {
+        TOP
+    } else {
+        16
+    }
+}
+
 /// Levels 0..=20 built in memory, with the in-memory builder's depths beside them (see
 /// [`common::reference`]): built once for every test binary of the slow tier, checked once per
 /// rule set in this process.

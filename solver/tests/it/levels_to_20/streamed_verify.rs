@@ -10,7 +10,7 @@ use awari_db::{level_exists, level_path, raw_path, write_table, Header, Level, L
 use awari_solver::verify::{verify_level_lookup, verify_level_streamed, LevelVerdict};
 use awari_solver::Silent;
 
-use super::{copy_levels, reference, temp, TOP};
+use super::{copy_levels, reference, temp, verify_top};
 
 fn streamed(levels: &Levels, n: u32, bucket: u64) -> LevelVerdict {
     verify_level_streamed(levels, n, 1000, bucket, &Silent).unwrap()
@@ -40,8 +40,8 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
     new
 }
 
-/// Both checks go to 20 under awari and to 16 under the other rule sets: every entry of their
-/// levels 17..20 is recomputed from its children by the compact depth test's value check
+/// Both checks go to [`verify_top`]: 20 under awari and 16 under the other rule sets, whose
+/// levels 17..19 are recomputed from their children by the compact depth test's value check
 /// (`depth.rs`, the check of `verify --prove`), so a second and a third recomputation there
 /// would add minutes and no power.
 #[test]
@@ -49,7 +49,7 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
 fn streamed_agrees_with_lookup_on_every_level_to_20() {
     for rules in Rules::ALL {
         let levels = Levels::open(reference(rules), Some(rules)).unwrap();
-        let top = if rules == Rules::Awari { TOP } else { 16 };
+        let top = verify_top(rules);
         for n in (0..=top).filter(|&n| level_exists(n)) {
             let size = awari_db::level_size(n);
             let s = streamed(&levels, n, size);
