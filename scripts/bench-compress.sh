@@ -16,6 +16,7 @@
 #   PROBE_FORM=1                   compress to the probe form (`compress --probe`); the build
 #                                  section is then skipped (the builder needs self-contained
 #                                  lower levels)
+#   CODER=huffman                  the probe form's older coder (`--coder huffman`; default rans)
 #   ESTIMATE=1                     sizes only estimated from a sample of each level
 #                                  (`compress --estimate`, seconds a level): nothing written
 #   N=1000000 PROBE_MAX=24 RUNS=3 BUILD_LEVEL=24 PYTHON=python3 SERVE_SECONDS=10
@@ -29,7 +30,7 @@ RUNS=${RUNS:-3}
 BUILD_LEVEL=${BUILD_LEVEL:-24}
 PYTHON=${PYTHON:-python3}
 SERVE_SECONDS=${SERVE_SECONDS:-10}
-FORM_FLAG=${PROBE_FORM:+--probe}
+FORM_FLAG=${PROBE_FORM:+--probe --coder ${CODER:-rans}}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 solver_bin

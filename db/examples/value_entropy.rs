@@ -36,7 +36,7 @@
 //!
 //! Each `probe form` line gives the entropy, an order-n Huffman code (codes alone, then in
 //! segments padded to a byte), and a rANS coder that starts each segment from state 0
-//! ([`Rans`]; every segment decoded back and compared). Also printed: how often `lands`
+//! (`awari_db::rans`, the library's coder; every segment decoded back and compared). Also printed: how often `lands`
 //! agrees with `capture`.
 
 use std::collections::HashMap;
@@ -212,7 +212,7 @@ fn probe_form(
         last_counts = counts;
     }
     let len = positions.len().max(1) as f64;
-    let model = Rans::fit(symbols, &last_counts);
+    let model = awari_db::rans::Model::fit(symbols, &last_counts);
     let mut lengths = vec![0u32; contexts * symbols];
     for c in 0..contexts {
         let row = &last_counts[c * symbols..(c + 1) * symbols];
@@ -220,11 +220,13 @@ fn probe_form(
     }
     let (mut rans_bytes, mut huffman_bytes, mut fallbacks) = (0u64, 0u64, 0u64);
     for pairs in &coded_segments {
-        let (bytes, fell_back) = model.encode(pairs);
-        assert_eq!(
-            model.decode(&bytes, pairs),
-            pairs.iter().map(|p| p.1).collect::<Vec<_>>()
-        );
+        let mut bytes = Vec::new();
+        let fell_back = model.encode(pairs, &mut bytes);
+        let mut decoder = model.decoder(&bytes);
+        for &(c, symbol) in pairs {
+            assert_eq!(decoder.next(c), symbol, "a segment decoded back");
+        }
+        assert!(decoder.finish());
         rans_bytes += bytes.len() as u64;
         fallbacks += u64::from(fell_back);
         let bits: u64 = pairs
@@ -252,123 +254,8 @@ struct Coded {
     huffman_segments: f64,
     /// The rANS coder below, each segment on its own, whole bytes.
     rans_segments: f64,
-    /// The share of segments that started from the full state (see [`Rans::encode`]).
+    /// The share of segments that started from the full state (see `awari_db::rans::Model::encode`).
     fallbacks: f64,
-}
-
-/// A static rANS coder, one model per context: 12-bit frequencies (every symbol at least 1),
-/// a state below 2^31 renormalised a byte at a time, each segment coded on its own. A
-/// segment is encoded backwards from state 0 with no output until the state first needs it,
-/// so that a segment costs about its information plus the bytes of its final state, rounded
-/// up to a byte, instead of a fixed 23-bit start. The decoder reads a byte while its state is
-/// below 2^23 and the segment has bytes left.
-struct Rans {
-    symbols: usize,
-    /// Per context and symbol: (frequency, cumulative frequency).
-    freq: Vec<(u32, u32)>,
-}
-
-const RANS_BITS: u32 = 12;
-const RANS_L: u64 = 1 << 23;
-
-impl Rans {
-    fn fit(symbols: usize, counts: &[u64]) -> Rans {
-        let total_f = 1u64 << RANS_BITS;
-        let mut freq = vec![(0u32, 0u32); counts.len()];
-        for (c, row) in counts.chunks(symbols).enumerate() {
-            let total: u64 = row.iter().sum();
-            // Every symbol at least 1 (any value may be stored); the rest by the counts.
-            let spare = total_f - symbols as u64;
-            let mut f: Vec<u64> = row
-                .iter()
-                .map(|&k| 1 + (k * spare).checked_div(total).unwrap_or(0))
-                .collect();
-            let sum: u64 = f.iter().sum();
-            let top = (0..symbols).max_by_key(|&s| f[s]).expect("symbols");
-            f[top] += total_f - sum;
-            let mut cum = 0u32;
-            for s in 0..symbols {
-                freq[c * symbols + s] = (f[s] as u32, cum);
-                cum += f[s] as u32;
-            }
-        }
-        Rans { symbols, freq }
-    }
-
-    /// One segment's bytes (its final state first), and whether it started from the full
-    /// state: a rare symbol in the small states at its end can push a state past 2^31, and
-    /// then the segment is coded again from 2^23 (the decoder is the same).
-    fn encode(&self, pairs: &[(usize, usize)]) -> (Vec<u8>, bool) {
-        for start in [0, RANS_L] {
-            let mut x = start;
-            let mut out = Vec::new();
-            let mut ok = true;
-            for &(c, s) in pairs.iter().rev() {
-                let (f, cum) = self.freq[c * self.symbols + s];
-                let (f, cum) = (u64::from(f), u64::from(cum));
-                if x >= RANS_L {
-                    let x_max = ((RANS_L >> RANS_BITS) << 8) * f;
-                    while x >= x_max {
-                        out.push(x as u8);
-                        x >>= 8;
-                    }
-                }
-                x = ((x / f) << RANS_BITS) + cum + x % f;
-                if x >= RANS_L << 8 {
-                    ok = false;
-                    break;
-                }
-            }
-            if !ok {
-                continue;
-            }
-            // The final state, most significant byte first: 4 bytes from 2^24, 3 from 2^23,
-            // and below 2^23 (no byte emitted) only the bytes it needs.
-            let mut state = Vec::new();
-            let mut y = x;
-            while y > 0 {
-                state.push(y as u8);
-                y >>= 8;
-            }
-            if x >= RANS_L && state.len() < 3 {
-                state.resize(3, 0);
-            }
-            state.reverse();
-            out.reverse();
-            state.extend_from_slice(&out);
-            return (state, start != 0);
-        }
-        unreachable!("a segment coded from the full state always fits")
-    }
-
-    /// Decode a segment given its contexts (the decoder would compute them as it goes).
-    fn decode(&self, bytes: &[u8], pairs: &[(usize, usize)]) -> Vec<usize> {
-        let mut at = 0;
-        let mut x = 0u64;
-        while x < RANS_L && at < bytes.len() {
-            x = x << 8 | u64::from(bytes[at]);
-            at += 1;
-        }
-        let mask = (1u64 << RANS_BITS) - 1;
-        let mut got = Vec::with_capacity(pairs.len());
-        for &(c, _) in pairs {
-            let slot = (x & mask) as u32;
-            let row = &self.freq[c * self.symbols..(c + 1) * self.symbols];
-            let s = row
-                .iter()
-                .position(|&(f, cum)| slot >= cum && slot < cum + f)
-                .expect("the slots cover 0..4096");
-            let (f, cum) = row[s];
-            x = u64::from(f) * (x >> RANS_BITS) + u64::from(slot) - u64::from(cum);
-            while x < RANS_L && at < bytes.len() {
-                x = x << 8 | u64::from(bytes[at]);
-                at += 1;
-            }
-            got.push(s);
-        }
-        assert_eq!(at, bytes.len(), "a segment's bytes all read");
-        got
-    }
 }
 
 fn main() {

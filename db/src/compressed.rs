@@ -11,12 +11,15 @@
 //!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1), of the
 //!              values (the self-contained form); 2 = the same, of the stored values of the
 //!              probe form (capture don't-cares, below); 3 = the same, of depths to
-//!              conversion (a depth table: every entry stored)
-//!     15    1  log2 of the entries per segment: 6 (64) with coder 1, 7 (128) with 2 and 3
+//!              conversion (a depth table: every entry stored); 4 = rANS of the probe form's
+//!              stored values under richer contexts (`compressed/contexts.rs`); 5 = rANS of
+//!              depths to conversion under richer contexts (the same file)
+//!     15    1  log2 of the entries per segment: 6 (64) with coder 1, 7 (128) with 2 to 5
 //!     16    4  seed count n of the level, u32 LE
 //!     20    4  model length, u32 LE: S² bytes for an alphabet of S symbols, S = 2n+1 values
 //!              −n..n (coders 1, 2); 2 S² with coder 3, S = 1 + the level's largest depth
-//!              (depths 0..S−1, S at most 256)
+//!              (depths 0..S−1, S at most 256); 64 S² with coder 4 (32 S contexts); 16 S²
+//!              with coder 5 (8 S contexts)
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  index offset, u64 LE (= 64 + model length)
 //!     40    8  data offset, u64 LE (= index offset + groups × 120)
@@ -24,7 +27,9 @@
 //!     56    8  checksum of the model, u64 LE (XXH3-64), checked on open
 //!     64    …  model: for each context, the code length (0..=11, 0 = unused) of each symbol,
 //!              one byte each: S contexts (the previous symbol p) with coders 1 and 2; 2 S
-//!              with coder 3 (won positions after depth p, then lost ones after depth p)
+//!              with coder 3 (won positions after depth p, then lost ones after depth p);
+//!              with coders 4 and 5, each symbol's rANS frequency, u16 LE, in 32 S or 8 S
+//!              contexts (each row sums to 4096, every frequency at least 1)
 //!      …    …  index: one 120-byte record per group of 8 blocks (4096 values; 8192 with coder 2)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
 //!                  8  16  start of each block, relative to the group, u16 LE × 8
@@ -35,7 +40,7 @@
 //!
 //!   block (one checksum) = 8 segments (each starting on a byte)
 //!   coder 1: segment 64 values, block 512, group 4096
-//!   coders 2, 3: segment 128 entries, block 1024, group 8192
+//!   coders 2 to 5: segment 128 entries, block 1024, group 8192
 //! ```
 //!
 //! **The probe form** (coder 2) stores a value only where it cannot be recovered from the
@@ -93,6 +98,9 @@ use crate::error::TableError;
 use crate::index::level_size;
 use crate::rules::Rules;
 use crate::table::{self, checksum, Header, Preamble, INDEX_ROMEIN_BAL};
+use crate::{rans, Level};
+
+mod contexts;
 
 /// The first eight bytes of a compressed values table.
 pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
@@ -105,6 +113,12 @@ pub const CODER_HUFFMAN_ORDER1: u8 = 1;
 pub const CODER_CAPTURE_DONT_CARES: u8 = 2;
 /// The coder code of order-1 canonical Huffman of depths to conversion (a `.cdepth` table).
 pub const CODER_DEPTH_ORDER1: u8 = 3;
+/// The coder code of rANS of the probe form's stored values under the board's class, the
+/// previous symbol and the symbol one run back (see `compressed/contexts.rs`).
+pub const CODER_RANS_CONTEXTS: u8 = 4;
+/// The coder code of rANS of depths to conversion under the position's side and class and the
+/// previous depth (see `compressed/contexts.rs`): a `.cdepth` table.
+pub const CODER_DEPTH_RANS: u8 = 5;
 /// The most symbols a depth table's alphabet has (depths 0..=255: a level with a deeper
 /// position keeps its plain table).
 pub const MAX_DEPTH_SYMBOLS: usize = 256;
@@ -125,15 +139,24 @@ pub const GROUP_BLOCKS: usize = 8;
 /// Values per index group of the self-contained form.
 pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
 
-/// Which form a compressed table is: two of values, one of depths.
+/// Which form a compressed table is: three of values (two of them the probe form), one of
+/// depths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
     /// Every value stored (coder 1): decoding needs nothing else. The builder streams these.
     SelfContained,
     /// Capture don't-cares (coder 2): smaller, resolved by a capture search at probe time.
+    /// Read as ever; [`Form::ProbeRans`] is what `compress --probe` writes now.
     Probe,
-    /// Depths to conversion, every one stored (coder 3): a `.cdepth` table.
+    /// The probe form coded by rANS under richer contexts (coder 4): smaller again, for a
+    /// decoder that steps the segment's boards.
+    ProbeRans,
+    /// Depths to conversion, every one stored (coder 3): a `.cdepth` table. Read as ever;
+    /// [`Form::DepthRans`] is what the depth pass writes now.
     Depth,
+    /// Depths to conversion by rANS under the position's side and class and the previous
+    /// depth (coder 5): a `.cdepth` table, smaller, for a decoder that steps the boards.
+    DepthRans,
 }
 
 impl Form {
@@ -141,8 +164,25 @@ impl Form {
         match self {
             Form::SelfContained => CODER_HUFFMAN_ORDER1,
             Form::Probe => CODER_CAPTURE_DONT_CARES,
+            Form::ProbeRans => CODER_RANS_CONTEXTS,
             Form::Depth => CODER_DEPTH_ORDER1,
+            Form::DepthRans => CODER_DEPTH_RANS,
         }
+    }
+
+    /// Whether its model is rANS frequencies (coders 4 and 5) rather than code lengths.
+    const fn uses_rans(self) -> bool {
+        matches!(self, Form::ProbeRans | Form::DepthRans)
+    }
+
+    /// Whether a table of this form holds depths (either coder).
+    pub const fn is_depth(self) -> bool {
+        matches!(self, Form::Depth | Form::DepthRans)
+    }
+
+    /// Whether a table of this form stores capture don't-cares (either coder).
+    pub const fn is_probe(self) -> bool {
+        matches!(self, Form::Probe | Form::ProbeRans)
     }
 
     const fn segment_log2(self) -> u8 {
@@ -150,7 +190,7 @@ impl Form {
             Form::SelfContained => SEGMENT_LOG2,
             // Depths: the probe form's larger segments halve the index (0.12 bits a
             // position instead of 0.23, a third of what the codes save over plain).
-            Form::Probe | Form::Depth => PROBE_SEGMENT_LOG2,
+            Form::Probe | Form::ProbeRans | Form::Depth | Form::DepthRans => PROBE_SEGMENT_LOG2,
         }
     }
 
@@ -222,12 +262,12 @@ impl Alphabet {
     /// The alphabet of a table of `form` at level `seeds` with `symbols` symbols.
     fn new(form: Form, seeds: u32, symbols: usize) -> Alphabet {
         match form {
-            Form::Depth => Alphabet {
+            Form::Depth | Form::DepthRans => Alphabet {
                 symbols,
                 zero: 0,
                 signed: false,
             },
-            Form::SelfContained | Form::Probe => Alphabet {
+            Form::SelfContained | Form::Probe | Form::ProbeRans => Alphabet {
                 symbols,
                 zero: seeds as usize,
                 signed: true,
@@ -253,17 +293,22 @@ impl CompressedHeader {
         self.symbols as usize
     }
 
-    /// Contexts of the model: one per previous symbol, twice for depths (won and lost).
+    /// Contexts of the model: one per previous symbol, twice for depths (won and lost),
+    /// 32 times with coder 4 (`compressed/contexts.rs`).
     fn contexts(&self) -> usize {
         match self.form {
             Form::Depth => 2 * self.symbols(),
             Form::SelfContained | Form::Probe => self.symbols(),
+            Form::ProbeRans => contexts::contexts(self.symbols()),
+            Form::DepthRans => contexts::depth_contexts(self.symbols()),
         }
     }
 
-    /// Bytes of the model: a code length per context and symbol.
+    /// Bytes of the model: a code length per context and symbol, or with coder 4 a 16-bit
+    /// frequency.
     fn model_len(&self) -> usize {
-        self.contexts() * self.symbols()
+        let per = if self.form.uses_rans() { 2 } else { 1 };
+        per * self.contexts() * self.symbols()
     }
 
     fn alphabet(&self) -> Alphabet {
@@ -320,12 +365,12 @@ impl CompressedHeader {
             CODER_HUFFMAN_ORDER1 => Form::SelfContained,
             CODER_CAPTURE_DONT_CARES => Form::Probe,
             CODER_DEPTH_ORDER1 => Form::Depth,
+            CODER_RANS_CONTEXTS => Form::ProbeRans,
+            CODER_DEPTH_RANS => Form::DepthRans,
             c => {
                 return Err(mismatch(
                     "coder",
-                    format!(
-                        "{CODER_HUFFMAN_ORDER1}, {CODER_CAPTURE_DONT_CARES} or {CODER_DEPTH_ORDER1}"
-                    ),
+                    format!("{CODER_HUFFMAN_ORDER1}..={CODER_DEPTH_RANS}"),
                     c.to_string(),
                 ))
             }
@@ -338,9 +383,11 @@ impl CompressedHeader {
             ));
         }
         let symbols = match form {
-            Form::SelfContained | Form::Probe => 2 * seeds + 1,
+            Form::SelfContained | Form::Probe | Form::ProbeRans => 2 * seeds + 1,
             // Two square models, won and lost: the model length is 2 S².
             Form::Depth => (u32_at(20) / 2).isqrt(),
+            // 8 S contexts of S 16-bit frequencies: 16 S² bytes.
+            Form::DepthRans => (u32_at(20) / 16).isqrt(),
         };
         let header = CompressedHeader {
             form,
@@ -359,12 +406,13 @@ impl CompressedHeader {
                 "model length",
                 match form {
                     Form::Depth => format!("2 S² for S in 1..={MAX_DEPTH_SYMBOLS}"),
+                    Form::DepthRans => format!("16 S² for S in 1..={MAX_DEPTH_SYMBOLS}"),
                     _ => model_len.to_string(),
                 },
                 u32_at(20).to_string(),
             ));
         }
-        if form == Form::Depth && header.symbols() > MAX_DEPTH_SYMBOLS {
+        if form.is_depth() && header.symbols() > MAX_DEPTH_SYMBOLS {
             return Err(mismatch(
                 "depth symbols",
                 format!("at most {MAX_DEPTH_SYMBOLS}"),
@@ -393,8 +441,10 @@ impl CompressedHeader {
     /// header, or a one-byte depth header for a depth table.
     pub fn table_header(&self) -> Header {
         let plain = match self.form {
-            Form::Depth => Header::depth(self.rules, self.seeds, 1),
-            Form::SelfContained | Form::Probe => Header::values(self.rules, self.seeds),
+            Form::Depth | Form::DepthRans => Header::depth(self.rules, self.seeds, 1),
+            Form::SelfContained | Form::Probe | Form::ProbeRans => {
+                Header::values(self.rules, self.seeds)
+            }
         };
         Header {
             checksum: self.checksum,
@@ -600,13 +650,20 @@ impl std::fmt::Debug for Checked {
     }
 }
 
+/// A table's model: Huffman codes (coders 1..3) or rANS frequencies (coder 4).
+#[derive(Debug)]
+enum Coding {
+    Huffman(Model),
+    Rans(rans::Model),
+}
+
 /// An open compressed table (the mapping and its decoder).
 #[derive(Debug)]
 pub struct Compressed {
     path: PathBuf,
     header: CompressedHeader,
     map: Mmap,
-    model: Model,
+    coding: Coding,
     checked: Checked,
 }
 
@@ -627,8 +684,8 @@ impl Compressed {
             });
         }
         let symbols = header.symbols();
-        let lengths = &map[HEADER_LEN..header.index_offset as usize];
-        let got = xxh3_64(lengths);
+        let model = &map[HEADER_LEN..header.index_offset as usize];
+        let got = xxh3_64(model);
         if got != header.model_checksum {
             return Err(TableError::BadChecksum {
                 path: path.to_path_buf(),
@@ -636,17 +693,30 @@ impl Compressed {
                 got,
             });
         }
-        let model = Model::from_lengths(symbols, lengths).ok_or_else(|| TableError::Mismatch {
-            path: path.to_path_buf(),
-            field: "model",
-            expected: "prefix codes of at most 11 bits".into(),
-            got: "invalid code lengths".into(),
-        })?;
+        let coding = if header.form.uses_rans() {
+            Coding::Rans(rans::Model::from_le_bytes(symbols, model).map_err(|e| {
+                TableError::Mismatch {
+                    path: path.to_path_buf(),
+                    field: "model",
+                    expected: format!("frequencies summing to {} in each context", rans::TOTAL),
+                    got: e.to_string(),
+                }
+            })?)
+        } else {
+            Coding::Huffman(Model::from_lengths(symbols, model).ok_or_else(|| {
+                TableError::Mismatch {
+                    path: path.to_path_buf(),
+                    field: "model",
+                    expected: "prefix codes of at most 11 bits".into(),
+                    got: "invalid code lengths".into(),
+                }
+            })?)
+        };
         let table = Compressed {
             path: path.to_path_buf(),
             header,
             map,
-            model,
+            coding,
             checked: Checked::new(header.blocks()),
         };
         // The last block must end where the data does: a truncated or padded file is caught
@@ -731,7 +801,7 @@ impl Compressed {
 
     /// Whether this table is in the probe form (its entries need a capture search).
     pub fn is_probe_form(&self) -> bool {
-        self.header.form == Form::Probe
+        self.header.form.is_probe()
     }
 
     fn refuse_probe_form(&self) -> Result<(), TableError> {
@@ -776,13 +846,33 @@ impl Compressed {
         let from: usize = lengths[..k].iter().map(|&l| usize::from(l)).sum();
         let len = usize::from(lengths[k]);
         let bytes = &bytes[from..];
+        let stop = first + out.len();
+        let whole = stop == self.segment_values(s);
+        let model = match &self.coding {
+            Coding::Huffman(model) => model,
+            Coding::Rans(model) => {
+                let level = Level::new(self.header.seeds);
+                let start = s * self.header.form.segment() as u64;
+                let bytes = &bytes[..len];
+                let whole_and_back = match values {
+                    Some(values) => contexts::decode_depths(
+                        model, &level, start, bytes, first, out, values, whole,
+                    ),
+                    None => contexts::decode(model, &level, start, bytes, first, out, whole),
+                };
+                return if whole_and_back {
+                    Ok(())
+                } else {
+                    Err(self.corrupt(b, "a segment's codes do not end on its last byte"))
+                };
+            }
+        };
         let zero = self.header.alphabet().zero;
         let size = 1usize << MAX_CODE_LEN;
         let mask = (size - 1) as u64;
         let fast_size = 1usize << FAST_BITS;
         let fast_mask = (fast_size - 1) as u64;
-        let stop = first + out.len();
-        let (fast, decode) = (&self.model.fast, &self.model.decode);
+        let (fast, decode) = (&model.fast, &model.decode);
         let symbols = self.header.symbols();
         let mut pos = 0usize; // bits
         let mut ctx = zero; // value 0, or depth 0
@@ -822,7 +912,6 @@ impl Compressed {
                 out[i - first] = (ctx as i32 - zero as i32) as i8;
             }
         }
-        let whole = stop == self.segment_values(s);
         if pos.div_ceil(8) > len || (whole && pos.div_ceil(8) != len) {
             return Err(self.corrupt(b, "a segment's codes do not end on its last byte"));
         }
@@ -865,7 +954,7 @@ impl Compressed {
 
     /// Whether this is a depth table (`.cdepth`).
     pub fn is_depth(&self) -> bool {
-        self.header.form == Form::Depth
+        self.header.form.is_depth()
     }
 
     /// The entries whose values a read of depths `range` needs (see
@@ -1233,17 +1322,22 @@ fn encode_segment(
     bits.finish();
 }
 
-/// Encode one group of values: its index record (the base offset left zero) and its bytes.
+/// Encode one group of entries, `first..first + group.len()` of the level: its index record
+/// (the base offset left zero) and its bytes.
+#[allow(clippy::too_many_arguments)]
 fn encode_group(
-    model: &Model,
+    coder: &Coder,
     form: Form,
     alphabet: Alphabet,
+    level: &Level,
+    first: u64,
     group: &[u8],
     ceilings: Option<&[i8]>,
-    costs: &Costs,
 ) -> (Vec<u8>, Vec<u8>) {
     let mut bits = Bits::new();
     let mut scratch = (Vec::new(), Vec::new());
+    let mut search = contexts::Scratch::default();
+    let mut pairs = Vec::new();
     let mut record = vec![0u8; GROUP_RECORD];
     for (j, block) in group.chunks(form.block()).enumerate() {
         let start = bits.out.len();
@@ -1253,7 +1347,23 @@ fn encode_group(
             let from = bits.out.len();
             let at = j * form.block() + k * form.segment();
             let c = ceilings.map(|c| &c[at..at + segment.len()]);
-            encode_segment(model, alphabet, segment, c, costs, &mut scratch, &mut bits);
+            match coder {
+                Coder::Huffman { model, costs } => {
+                    encode_segment(model, alphabet, segment, c, costs, &mut scratch, &mut bits);
+                }
+                Coder::Rans { model, costs } => {
+                    let c = c.expect("the probe form's ceilings");
+                    let at = first + at as u64;
+                    contexts::segment_pairs(level, at, segment, c, costs, &mut search, &mut pairs);
+                    model.encode(&pairs, &mut bits.out);
+                }
+                Coder::RansDepth { model } => {
+                    let values = c.expect("a depth table's values");
+                    let (at, symbols) = (first + at as u64, model.symbols());
+                    contexts::depth_pairs(level, symbols, at, segment, values, &mut pairs);
+                    model.encode(&pairs, &mut bits.out);
+                }
+            }
             let len = u8::try_from(bits.out.len() - from).expect("a segment fits 255 bytes");
             record[56 + BLOCK_SEGMENTS * j + k] = len;
         }
@@ -1261,6 +1371,27 @@ fn encode_group(
         record[24 + 4 * j..28 + 4 * j].copy_from_slice(&sum.to_le_bytes());
     }
     (record, bits.out)
+}
+
+/// What the probe form's search weighs its choices by while a model is fitted: code lengths
+/// (coder 2, and none for the forms without choices) or rANS costs (coder 4).
+#[derive(Clone, Copy)]
+enum Weights<'a> {
+    Lengths(&'a Costs),
+    Rans(&'a contexts::Costs),
+}
+
+/// A level's fitted coder, with what the probe form's search weighs its choices by.
+enum Coder {
+    /// Coders 1..3: the codes, and (the probe form) their lengths.
+    Huffman { model: Model, costs: Costs },
+    /// Coder 4: the frequencies, and their costs.
+    Rans {
+        model: rans::Model,
+        costs: contexts::Costs,
+    },
+    /// Coder 5: the frequencies.
+    RansDepth { model: rans::Model },
 }
 
 /// How many times the probe form's model is refitted to its own shortest codes (the sizes
@@ -1275,10 +1406,10 @@ fn sample_stride(groups: u64) -> u64 {
 /// Compress a level whose values `read` gives (entries `start..start + buf.len()` into
 /// `buf`) to the compressed table `path`. Without `free`, the self-contained form: two
 /// streamed passes (count, encode). With `free`, the probe form: its model is fitted to a
-/// sample of the level, then one encoding pass. Either way the file is then decoded back
-/// and compared with the source before it is renamed into place (the probe form's stored
-/// values each checked against their value and ceiling). `progress` is told the pass (0
-/// count, 1 encode, 2 check) and how many entries it has done.
+/// sample of the level, then one encoding pass; it is coder 4's ([`Form::ProbeRans`]). Either
+/// way the file is then decoded back and compared with the source before it is renamed into
+/// place (the probe form's stored values each checked against their value and ceiling).
+/// `progress` is told the pass (0 count, 1 encode, 2 check) and how many entries it has done.
 pub fn compress(
     path: &Path,
     rules: Rules,
@@ -1287,7 +1418,26 @@ pub fn compress(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    run(path, rules, seeds, read, free, progress, false)
+    let form = free.map_or(Form::SelfContained, |_| Form::ProbeRans);
+    run(form, path, rules, seeds, read, free, progress, false)
+}
+
+/// [`compress`] in a chosen form of values: [`Form::SelfContained`] without `free`,
+/// [`Form::Probe`] (coder 2, as older files are) or [`Form::ProbeRans`] with it.
+///
+/// # Panics
+/// If `form` is a form of depths (see [`compress_depth`]), or `free` does not match it.
+#[allow(clippy::too_many_arguments)]
+pub fn compress_as(
+    form: Form,
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    read: &ReadValues<'_>,
+    free: Option<&ReadFreedom<'_>>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+) -> Result<CompressedSize, TableError> {
+    run(form, path, rules, seeds, read, free, progress, false)
 }
 
 fn as_u8(b: &mut [i8]) -> &mut [u8] {
@@ -1300,6 +1450,7 @@ fn as_u8(b: &mut [i8]) -> &mut [u8] {
 /// coded against the level's values, which `values` gives (entries `start..` into a buffer,
 /// as bytes): two streamed passes, then the file decoded back and compared before it is
 /// renamed into place. A depth above `max_depth`, or a draw whose depth is not 0, is an error.
+/// It is coder 5's ([`Form::DepthRans`]).
 pub fn compress_depth(
     path: &Path,
     rules: Rules,
@@ -1309,19 +1460,32 @@ pub fn compress_depth(
     values: &ReadValues<'_>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
+    let form = Form::DepthRans;
+    compress_depth_as(form, path, rules, seeds, max_depth, read, values, progress)
+}
+
+/// [`compress_depth`] in a chosen form of depths: [`Form::DepthRans`] or the older
+/// [`Form::Depth`] (coder 3).
+///
+/// # Panics
+/// If `form` is not a form of depths.
+#[allow(clippy::too_many_arguments)]
+pub fn compress_depth_as(
+    form: Form,
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    max_depth: u8,
+    read: &ReadValues<'_>,
+    values: &ReadValues<'_>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+) -> Result<CompressedSize, TableError> {
+    assert!(form.is_depth(), "{form:?} is not a form of depths");
     let symbols = usize::from(max_depth) + 1;
     let side = |start: u64, _: &[u8], out: &mut [i8]| values(start, as_u8(out));
     let side = Side::Values(&side);
     run_with(
-        path,
-        rules,
-        seeds,
-        Form::Depth,
-        symbols,
-        read,
-        side,
-        progress,
-        false,
+        path, rules, seeds, form, symbols, read, side, progress, false,
     )
 }
 
@@ -1370,12 +1534,32 @@ pub fn estimate(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    run(path, rules, seeds, read, free, progress, true)
+    let form = free.map_or(Form::SelfContained, |_| Form::ProbeRans);
+    run(form, path, rules, seeds, read, free, progress, true)
 }
 
-/// [`compress`] or [`estimate`] of a values table: the probe form with `free`, else the
-/// self-contained one.
+/// [`estimate`] in a chosen form of values (as [`compress_as`]).
+///
+/// # Panics
+/// As [`compress_as`].
+#[allow(clippy::too_many_arguments)]
+pub fn estimate_as(
+    form: Form,
+    path: &Path,
+    rules: Rules,
+    seeds: u32,
+    read: &ReadValues<'_>,
+    free: Option<&ReadFreedom<'_>>,
+    progress: &(dyn Fn(u8, u64) + Sync),
+) -> Result<CompressedSize, TableError> {
+    run(form, path, rules, seeds, read, free, progress, true)
+}
+
+/// [`compress`] or [`estimate`] of a values table in `form`: the probe form's two coders
+/// with `free`, else the self-contained one.
+#[allow(clippy::too_many_arguments)]
 fn run(
+    form: Form,
     path: &Path,
     rules: Rules,
     seeds: u32,
@@ -1384,11 +1568,11 @@ fn run(
     progress: &(dyn Fn(u8, u64) + Sync),
     estimate_only: bool,
 ) -> Result<CompressedSize, TableError> {
-    let form = if free.is_some() {
-        Form::Probe
-    } else {
-        Form::SelfContained
-    };
+    assert!(
+        !form.is_depth() && form.is_probe() == free.is_some(),
+        "a values table of {form:?} with{} ceilings",
+        if free.is_some() { "" } else { "out" }
+    );
     let symbols = 2 * seeds as usize + 1;
     let side = free.map_or(Side::None, Side::Ceilings);
     run_with(
@@ -1420,10 +1604,16 @@ fn run_with(
 ) -> Result<CompressedSize, TableError> {
     let entries = level_size(seeds);
     let alphabet = Alphabet::new(form, seeds, symbols);
-    let depth = form == Form::Depth;
-    debug_assert_eq!(matches!(side, Side::Ceilings(_)), form == Form::Probe);
+    let depth = form.is_depth();
+    debug_assert_eq!(matches!(side, Side::Ceilings(_)), form.is_probe());
     debug_assert_eq!(matches!(side, Side::Values(_)), depth);
-    let contexts = if depth { 2 * symbols } else { symbols };
+    let level = Level::new(seeds);
+    let contexts = match form {
+        Form::Depth => 2 * symbols,
+        Form::ProbeRans => contexts::contexts(symbols),
+        Form::DepthRans => contexts::depth_contexts(symbols),
+        Form::SelfContained | Form::Probe => symbols,
+    };
     let (seg, group) = (form.segment(), form.group());
     let groups = entries.div_ceil(group as u64);
     // A batch's entries, and its side information: the probe form's ceilings, or a depth
@@ -1441,9 +1631,12 @@ fn run_with(
         };
         Ok((buf, side))
     };
-    let count = |values: &[u8], ceilings: Option<&[i8]>, costs: &Costs, first: u64| {
+    // The counts per context of entries `first..` (values or depths), coded as they will be:
+    // the probe form's free entries as its search chooses them under `weights`.
+    let count = |values: &[u8], ceilings: Option<&[i8]>, weights: Weights<'_>, first: u64| {
         let mut k = vec![0u64; contexts * symbols];
-        let (mut search, mut stored) = (Vec::new(), Vec::new());
+        let (mut search, mut stored, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut rans_search = contexts::Scratch::default();
         for (si, segment) in values.chunks(seg).enumerate() {
             let at = si * seg;
             for (j, &v) in segment.iter().enumerate() {
@@ -1460,16 +1653,36 @@ fn run_with(
                         got: segment[j].to_string(),
                     });
                 }
-                for_each_depth_code(symbols, segment, signs, |ctx, s| {
-                    k[ctx * symbols + s] += 1;
-                });
+                if form == Form::DepthRans {
+                    let start = first + at as u64;
+                    contexts::depth_pairs(&level, symbols, start, segment, signs, &mut pairs);
+                    for &(ctx, s) in &pairs {
+                        k[ctx * symbols + s] += 1;
+                    }
+                } else {
+                    for_each_depth_code(symbols, segment, signs, |ctx, s| {
+                        k[ctx * symbols + s] += 1;
+                    });
+                }
                 continue;
             }
-            let mut ctx = alphabet.zero;
-            segment_symbols(alphabet, segment, c, costs, &mut search, &mut stored);
-            for &s in &stored {
-                k[ctx * symbols + s] += 1;
-                ctx = s;
+            match weights {
+                Weights::Lengths(costs) => {
+                    let mut ctx = alphabet.zero;
+                    segment_symbols(alphabet, segment, c, costs, &mut search, &mut stored);
+                    for &s in &stored {
+                        k[ctx * symbols + s] += 1;
+                        ctx = s;
+                    }
+                }
+                Weights::Rans(costs) => {
+                    let c = c.expect("the probe form's ceilings");
+                    let (start, scratch) = (first + at as u64, &mut rans_search);
+                    contexts::segment_pairs(&level, start, segment, c, costs, scratch, &mut pairs);
+                    for &(ctx, s) in &pairs {
+                        k[ctx * symbols + s] += 1;
+                    }
+                }
             }
         }
         Ok::<_, TableError>(k)
@@ -1480,7 +1693,8 @@ fn run_with(
     };
 
     let mut sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = Vec::new();
-    let lengths = if form != Form::Probe && !estimate_only {
+    // The coder, and the model's bytes as the file stores them.
+    let (coder, model_bytes) = if !form.is_probe() && !estimate_only {
         // Pass 1: the counts per context (segment by segment, as they will be coded).
         let no_costs = Costs::new(0, &[]);
         let mut counts = vec![0u64; contexts * symbols];
@@ -1494,13 +1708,27 @@ fn run_with(
                     let s = side
                         .as_deref()
                         .map(|s| &s[g * group..g * group + chunk.len()]);
-                    count(chunk, s, &no_costs, start + (g * group) as u64)
+                    count(
+                        chunk,
+                        s,
+                        Weights::Lengths(&no_costs),
+                        start + (g * group) as u64,
+                    )
                 })
                 .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
             counts = add(counts, part);
             progress(0, end);
         }
-        fit(symbols, &counts, false)
+        if form == Form::DepthRans {
+            let model = rans::Model::fit(symbols, &counts);
+            let bytes = model.to_le_bytes();
+            (Coder::RansDepth { model }, bytes)
+        } else {
+            let lengths = fit(symbols, &counts, false);
+            let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
+            let costs = Costs::new(0, &[]);
+            (Coder::Huffman { model, costs }, lengths)
+        }
     } else {
         // Pass 1: a sample of groups, then the model refitted [`PROBE_FITS`] times, each to
         // the shortest codes of the sample's segments under the last model.
@@ -1517,34 +1745,52 @@ fn run_with(
                 Ok((start, v, c))
             })
             .collect::<Result<_, TableError>>()?;
-        // The first model only asks for few changes of symbol: one bit to repeat the
-        // previous symbol, two for any other. (The self-contained form, fitted to a sample
-        // for an estimate, has no choices to make: one count.)
-        let mut lengths: Vec<u8> = (0..contexts * symbols)
-            .map(|k| if k / symbols == k % symbols { 1 } else { 2 })
-            .collect();
-        let fits = if form == Form::Probe { PROBE_FITS } else { 1 };
-        for _ in 0..fits {
-            let costs = Costs::new(symbols, &lengths);
-            let counts = sample
-                .par_iter()
-                .map(|(first, v, c)| count(v, c.as_deref(), &costs, *first))
-                .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
-            lengths = fit(symbols, &counts, form == Form::Probe);
+        if form == Form::ProbeRans {
+            // The same refits, of rANS frequencies, from costs of a bit to repeat the
+            // previous symbol and two for any other.
+            let mut costs = contexts::Costs::initial(symbols);
+            let mut model = rans::Model::fit(symbols, &vec![0; contexts * symbols]);
+            for _ in 0..PROBE_FITS {
+                let counts = sample
+                    .par_iter()
+                    .map(|(first, v, c)| count(v, c.as_deref(), Weights::Rans(&costs), *first))
+                    .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
+                model = rans::Model::fit(symbols, &counts);
+                costs = contexts::Costs::of(&model);
+            }
+            let bytes = model.to_le_bytes();
+            (Coder::Rans { model, costs }, bytes)
+        } else {
+            // The first model only asks for few changes of symbol: one bit to repeat the
+            // previous symbol, two for any other. (The self-contained form, fitted to a
+            // sample for an estimate, has no choices to make: one count.)
+            let mut lengths: Vec<u8> = (0..contexts * symbols)
+                .map(|k| if k / symbols == k % symbols { 1 } else { 2 })
+                .collect();
+            let fits = if form == Form::Probe { PROBE_FITS } else { 1 };
+            for _ in 0..fits {
+                let costs = Costs::new(symbols, &lengths);
+                let counts = sample
+                    .par_iter()
+                    .map(|(first, v, c)| count(v, c.as_deref(), Weights::Lengths(&costs), *first))
+                    .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
+                lengths = fit(symbols, &counts, form == Form::Probe);
+            }
+            let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
+            let costs = Costs::new(if form == Form::Probe { symbols } else { 0 }, &lengths);
+            (Coder::Huffman { model, costs }, lengths)
         }
-        lengths
     };
-    let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
 
-    let costs = Costs::new(if form == Form::Probe { symbols } else { 0 }, &lengths);
-    let index_offset = (HEADER_LEN + lengths.len()) as u64;
+    let index_offset = (HEADER_LEN + model_bytes.len()) as u64;
     let data_offset = index_offset + groups * GROUP_RECORD as u64;
 
     if estimate_only {
         let (sampled, bytes) = sample
             .par_iter()
-            .map(|(_, v, c)| {
-                let (_, data) = encode_group(&model, form, alphabet, v, c.as_deref(), &costs);
+            .map(|(first, v, c)| {
+                let (_, data) =
+                    encode_group(&coder, form, alphabet, &level, *first, v, c.as_deref());
                 (v.len() as u64, data.len() as u64)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -1566,7 +1812,7 @@ fn run_with(
         index_offset,
         data_offset,
         checksum: 0,
-        model_checksum: xxh3_64(&lengths),
+        model_checksum: xxh3_64(&model_bytes),
     };
     let tmp = table::tmp_path(path);
     let file = OpenOptions::new()
@@ -1578,13 +1824,13 @@ fn run_with(
         .map_err(io_err(&tmp))?;
     file.write_all_at(&header.to_bytes(), 0)
         .map_err(io_err(&tmp))?;
-    file.write_all_at(&lengths, HEADER_LEN as u64)
+    file.write_all_at(&model_bytes, HEADER_LEN as u64)
         .map_err(io_err(&tmp))?;
     let mut cursor = 0u64;
     for start in (0..entries).step_by(BATCH as usize) {
         let end = (start + BATCH).min(entries);
         let (buf, ceilings) = read_batch(start, end)?;
-        if form == Form::Probe {
+        if form.is_probe() {
             // The values' range (pass 1 checked only its sample).
             buf.par_iter()
                 .enumerate()
@@ -1597,7 +1843,8 @@ fn run_with(
                 let c = ceilings
                     .as_deref()
                     .map(|c| &c[g * group..g * group + values.len()]);
-                encode_group(&model, form, alphabet, values, c, &costs)
+                let first = start + (g * group) as u64;
+                encode_group(&coder, form, alphabet, &level, first, values, c)
             })
             .collect();
         let first_group = start / group as u64;

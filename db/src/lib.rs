@@ -26,6 +26,7 @@ pub mod moves;
 pub mod packed;
 pub mod pipe;
 pub mod random;
+pub mod rans;
 pub mod rules;
 pub mod table;
 

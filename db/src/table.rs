@@ -688,10 +688,30 @@ impl Table {
         }
     }
 
+    /// What is stored for entries `start..start + out.len()` (see [`Table::stored`]), as bytes.
+    pub fn read_stored(&self, start: u64, out: &mut [u8]) -> Result<(), TableError> {
+        match &self.store {
+            Store::Compressed(c) => c.read_stored(start, out),
+            Store::Plain { .. } => {
+                let data = self.plain().expect("plain");
+                out.copy_from_slice(&data[start as usize..start as usize + out.len()]);
+                Ok(())
+            }
+        }
+    }
+
     /// Whether this table is compressed in the probe form (its entries need a capture search:
     /// [`Table::value`] and [`Table::read`] refuse it).
     pub fn is_probe_form(&self) -> bool {
         matches!(&self.store, Store::Compressed(c) if c.is_probe_form())
+    }
+
+    /// The form of a compressed table (which coder wrote it), `None` for a plain one.
+    pub fn compressed_form(&self) -> Option<compressed::Form> {
+        match &self.store {
+            Store::Compressed(c) => Some(c.header().form),
+            Store::Plain { .. } => None,
+        }
     }
 
     /// Start loading what [`Table::value`] of `i` reads first, so that the cache misses of a

@@ -50,6 +50,17 @@ pub enum ModeArg {
     TwoBit,
 }
 
+/// The probe form's coder (`compress --probe --coder`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CoderArg {
+    /// rANS under the board's class, the previous value and the value one run back
+    /// (coder 4): the smaller.
+    Rans,
+    /// Canonical Huffman after the previous value (coder 2, as earlier versions wrote): the
+    /// faster to decode.
+    Huffman,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum DepthFormArg {
     Auto,
@@ -140,12 +151,17 @@ pub enum Command {
         /// Levels to compress (default: every level present).
         #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
         stones: Vec<u32>,
-        /// Write the probe form: smaller (about 2.9 bits per position instead of 3.9), but
+        /// Write the probe form: smaller (about 2.5 bits per position instead of 3.9), but
         /// each entry is resolved by a capture search into the lower levels, so only the
         /// probe, Python and verify (by lookup) read it, not build, stats or compare. Where
         /// a capture achieves a position's value, the position stores whatever is cheapest.
         #[arg(long)]
         probe: bool,
+        /// The probe form's coder: `rans` (the smaller; probes about 4× slower than with
+        /// `huffman`) or `huffman` (about 0.35 bits a position more; what earlier versions
+        /// wrote). Both are read.
+        #[arg(long, value_enum, default_value = "rans", requires = "probe")]
+        coder: CoderArg,
         /// Write nothing: estimate each level's compressed size from a sample of about 2048
         /// groups of it (encoded with a model fitted to them), in seconds a level, within a
         /// few tenths of a percent of the real size.

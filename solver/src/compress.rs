@@ -110,11 +110,12 @@ fn ceilings(
         })
 }
 
-/// Compress level `n` of `source` to `path` (a `.cvalues` file) in `form`, reporting to
-/// `progress`. The probe form needs the source's lower levels, `lower`.
+/// Compress level `n` of `source` to `path` (a `.cvalues` file), reporting to `progress`:
+/// self-contained without `lower`; with the source's lower levels, `lower`, the probe form
+/// in `probe` ([`Form::ProbeRans`] or the older [`Form::Probe`]).
 pub fn compress_table(
     source: &Table,
-    lower: Option<&Levels>,
+    lower: Option<(&Levels, Form)>,
     path: &Path,
     progress: &dyn Progress,
 ) -> Result<CompressReport, TableError> {
@@ -125,7 +126,7 @@ pub fn compress_table(
 /// ([`compressed::estimate`]), nothing written (`path` then only names the level in errors).
 fn run_table(
     source: &Table,
-    lower: Option<&Levels>,
+    lower: Option<(&Levels, Form)>,
     path: &Path,
     progress: &dyn Progress,
     estimate_only: bool,
@@ -134,21 +135,23 @@ fn run_table(
     let n = h.seeds;
     let free = |start: u64, values: &[u8], out: &mut [i8]| {
         ceilings(
-            lower.expect("the probe form's lower levels"),
+            lower.expect("the probe form's lower levels").0,
             n,
             start,
             values,
             out,
         )
     };
+    let form = lower.map_or(Form::SelfContained, |(_, form)| form);
     let start = Instant::now();
     source.advise(awari_db::Access::Sequential);
     let passes = PassProgress::new(progress, h.entries);
     let size = if estimate_only {
-        compressed::estimate
+        compressed::estimate_as
     } else {
-        compressed::compress
+        compressed::compress_as
     }(
+        form,
         path,
         h.rules,
         h.seeds,
@@ -302,14 +305,14 @@ pub fn estimate_db(
     let mut reports = Vec::new();
     for n in chosen_levels(source, stones) {
         let table = source.require(n)?;
-        let probe = form == Form::Probe;
+        let probe = form.is_probe();
         if probe {
             require_capture_levels(source, n)?;
         }
         progress.level(n, table.header().entries);
         let report = run_table(
             table,
-            probe.then_some(source),
+            probe.then_some((source, form)),
             &compressed_path(source.dir(), n),
             progress,
             true,
@@ -375,10 +378,10 @@ pub fn compress_db(
             seeds: Some(n),
             content: None,
         };
-        if form == Form::Probe {
+        let probe = form.is_probe();
+        if probe {
             require_capture_levels(source, n)?;
         }
-        let probe = form == Form::Probe;
         let report = match Table::open(&path, expect) {
             Ok(kept) if kept.is_compressed() && kept.is_probe_form() == probe => CompressReport {
                 level: n,
@@ -390,7 +393,7 @@ pub fn compress_db(
             },
             _ => {
                 progress.level(n, table.header().entries);
-                compress_table(table, probe.then_some(source), &path, progress)?
+                compress_table(table, probe.then_some((source, form)), &path, progress)?
             }
         };
         // A depth table goes along, compressed (or as it is, if it is already, or has depths

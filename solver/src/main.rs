@@ -172,6 +172,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             stones,
             probe,
+            coder,
             estimate,
             threads,
         } => {
@@ -179,10 +180,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let source = Levels::open(&db, None)?;
             let bars = Bars::logging(log_every);
             let start = std::time::Instant::now();
-            let form = if probe {
-                awari_db::compressed::Form::Probe
-            } else {
-                awari_db::compressed::Form::SelfContained
+            let form = match (probe, coder) {
+                (true, cli::CoderArg::Rans) => awari_db::compressed::Form::ProbeRans,
+                (true, cli::CoderArg::Huffman) => awari_db::compressed::Form::Probe,
+                (false, _) => awari_db::compressed::Form::SelfContained,
             };
             let on_level = |r: &awari_solver::compress::CompressReport| {
                 if let Some(b) = bars.current() {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use awari_db::compressed::{self, compress, BLOCK};
+use awari_db::compressed::{self, compress, Form, BLOCK};
 use awari_db::{level_size, Expect, Rules, SplitMix64, Table, TableError};
 
 fn temp(name: &str) -> PathBuf {
@@ -57,7 +57,12 @@ fn open(path: &Path) -> Result<Table, TableError> {
 #[test]
 fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
     let d = temp("probe-form");
-    for (n, rules) in [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)] {
+    // Both coders: rANS under richer contexts (what `compress` writes) and the older Huffman.
+    let cases = [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)];
+    for (form, (n, rules)) in [Form::ProbeRans, Form::Probe]
+        .into_iter()
+        .flat_map(|f| cases.map(|c| (f, c)))
+    {
         let values = synthetic(n, 7 + u64::from(n));
         // About a third free: up to the value itself (a capture don't-care) or anything (a
         // terminal position), as the compressor's capture search would say.
@@ -71,7 +76,8 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
             })
             .collect();
         let path = d.join(format!("level-{n:02}.cvalues"));
-        let size = compress(
+        let size = compressed::compress_as(
+            form,
             &path,
             rules,
             n,
@@ -88,6 +94,7 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
         .unwrap();
         let t = open(&path).unwrap();
         assert!(t.is_compressed() && t.is_probe_form());
+        assert_eq!(t.compressed_form(), Some(form));
         assert_eq!(t.file_len(), size.bytes);
         t.verify().unwrap();
         t.check_blocks().unwrap();
@@ -105,7 +112,7 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
             }
         }
         // The encoder used the freedom, and a lone read of the table is refused.
-        assert!(n < 2 || free > 0, "level {n}");
+        assert!(n < 2 || free > 0, "{form:?} level {n}");
         let refused = t.value(0).unwrap_err();
         assert!(matches!(refused, TableError::ProbeForm { seeds, .. } if seeds == n));
         assert!(refused.to_string().contains("probe form"), "{refused}");

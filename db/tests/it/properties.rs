@@ -8,17 +8,23 @@
 //! - a values or depth table with any byte changed either fails to open, fails its checksum,
 //!   or holds the same entries: never a panic, never a wrong value or depth that verifies;
 //! - a compressed depth table with any byte changed either fails to open, or is an error where
-//!   it is read, or reads the same depths: never a wrong depth.
+//!   it is read, or reads the same depths: never a wrong depth;
+//! - so does a compressed values table, in either probe-form coder and the self-contained
+//!   form: an error, or the values it stored.
 
 use std::sync::OnceLock;
 
 use awari_db::{compressed, level_size, write_table, Board, Expect, Header, Level, Rules, Table};
 use proptest::prelude::*;
 
-/// A compressed depth table of level 9 with made-up values and depths (runs, a spread of
-/// depths, 0 for every draw): its file's bytes, the values and the depths.
-fn cdepth_source() -> &'static (Vec<u8>, Vec<i8>, Vec<u8>) {
-    static SOURCE: OnceLock<(Vec<u8>, Vec<i8>, Vec<u8>)> = OnceLock::new();
+/// Compressed depth tables (the files' bytes, one per coder), their values and their depths.
+type DepthSource = ([Vec<u8>; 2], Vec<i8>, Vec<u8>);
+
+/// Compressed depth tables of level 9 with made-up values and depths (runs, a spread of
+/// depths, 0 for every draw), in both coders (5, what the depth pass writes, and the older 3):
+/// their files' bytes, the values and the depths.
+fn cdepth_source() -> &'static DepthSource {
+    static SOURCE: OnceLock<DepthSource> = OnceLock::new();
     SOURCE.get_or_init(|| {
         let n = 9;
         let size = level_size(n) as usize;
@@ -39,27 +45,81 @@ fn cdepth_source() -> &'static (Vec<u8>, Vec<i8>, Vec<u8>) {
         let dir = std::env::temp_dir().join(format!("awari-prop-cd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("level-09.cdepth");
-        compressed::compress_depth(
-            &path,
-            Rules::Awari,
-            n,
-            max,
-            &|from, buf| {
-                buf.copy_from_slice(&depths[from as usize..from as usize + buf.len()]);
-                Ok(())
-            },
-            &|from, buf| {
-                for (b, &v) in buf.iter_mut().zip(&values[from as usize..]) {
-                    *b = v as u8;
-                }
-                Ok(())
-            },
-            &|_, _| {},
-        )
-        .unwrap();
-        let bytes = std::fs::read(&path).unwrap();
+        let bytes = [compressed::Form::DepthRans, compressed::Form::Depth].map(|form| {
+            compressed::compress_depth_as(
+                form,
+                &path,
+                Rules::Awari,
+                n,
+                max,
+                &|from, buf| {
+                    buf.copy_from_slice(&depths[from as usize..from as usize + buf.len()]);
+                    Ok(())
+                },
+                &|from, buf| {
+                    for (b, &v) in buf.iter_mut().zip(&values[from as usize..]) {
+                        *b = v as u8;
+                    }
+                    Ok(())
+                },
+                &|_, _| {},
+            )
+            .unwrap();
+            std::fs::read(&path).unwrap()
+        });
         std::fs::remove_dir_all(&dir).unwrap();
         (bytes, values, depths)
+    })
+}
+
+/// A compressed values table: its form, its file's bytes and the values it stores.
+type Source = (compressed::Form, Vec<u8>, Vec<i8>);
+
+/// Compressed values tables of level 9 with made-up values, a third of them free (a
+/// ceiling at the value or anything), in the two probe-form coders and the self-contained
+/// form: each file's bytes and the stored values it decodes to.
+fn cvalues_sources() -> &'static Vec<Source> {
+    static SOURCES: OnceLock<Vec<Source>> = OnceLock::new();
+    SOURCES.get_or_init(|| {
+        let n = 9;
+        let size = level_size(n) as usize;
+        let mut rng = awari_db::SplitMix64(11);
+        let values: Vec<u8> = (0..size)
+            .map(|i| (((i / 40) % 7) as i8 - 3 + rng.below(2) as i8) as u8)
+            .collect();
+        let ceilings: Vec<i8> = values
+            .iter()
+            .map(|&v| match rng.below(6) {
+                0 => v as i8,
+                1 => n as i8,
+                _ => compressed::FIXED,
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!("awari-prop-cv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("level-09.cvalues");
+        let read = |from: u64, buf: &mut [u8]| {
+            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+            Ok(())
+        };
+        let free = |from: u64, _: &[u8], out: &mut [i8]| {
+            out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
+            Ok(())
+        };
+        use compressed::Form;
+        let sources = [Form::ProbeRans, Form::Probe, Form::SelfContained]
+            .into_iter()
+            .map(|form| {
+                let free: Option<&compressed::ReadFreedom<'_>> = form.is_probe().then_some(&free);
+                compressed::compress_as(form, &path, Rules::Awari, n, &read, free, &|_, _| {})
+                    .unwrap();
+                let t = Table::open(&path, Expect::default()).unwrap();
+                let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
+                (form, std::fs::read(&path).unwrap(), stored)
+            })
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        sources
     })
 }
 
@@ -171,13 +231,53 @@ proptest! {
     }
 
     #[test]
-    fn a_damaged_compressed_depth_table_is_an_error_or_the_same_depths(
+    fn a_damaged_compressed_values_table_is_an_error_or_the_same_values(
+        which in 0usize..3,
         offset in any::<usize>(),
         xor in 1u8..=255,
         start in any::<u64>(),
         len in 1usize..300,
     ) {
-        let (bytes, values, depths) = cdepth_source();
+        let (form, bytes, stored) = &cvalues_sources()[which];
+        let dir = std::env::temp_dir().join(format!("awari-prop-cvd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("level-09.cvalues");
+        let mut bytes = bytes.clone();
+        let offset = offset % bytes.len();
+        bytes[offset] ^= xor;
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(t) = Table::open(&path, Expect::default()) {
+            prop_assert_eq!(t.compressed_form(), Some(*form));
+            // The whole table, a stretch from anywhere and one entry: an error, or what was
+            // stored.
+            let size = stored.len() as u64;
+            let start = start % size;
+            for (from, to) in [(0, size), (start, (start + len as u64).min(size))] {
+                let mut got = vec![0u8; (to - from) as usize];
+                if t.read_stored(from, &mut got).is_ok() {
+                    for (k, &v) in got.iter().enumerate() {
+                        let i = from as usize + k;
+                        prop_assert_eq!(v as i8, stored[i], "{:?} entry {}", form, i);
+                    }
+                }
+            }
+            if let Ok(v) = t.stored(start) {
+                prop_assert_eq!(v, stored[start as usize]);
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_compressed_depth_table_is_an_error_or_the_same_depths(
+        which in 0usize..2,
+        offset in any::<usize>(),
+        xor in 1u8..=255,
+        start in any::<u64>(),
+        len in 1usize..300,
+    ) {
+        let (files, values, depths) = cdepth_source();
+        let bytes = &files[which];
         let dir = std::env::temp_dir().join(format!("awari-prop-cdd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("level-09.cdepth");

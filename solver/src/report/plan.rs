@@ -45,10 +45,10 @@ const COMPRESSED_BITS: [f64; 35] = [
 /// The measured growth of the bits per position with the level over 24..34.
 const COMPRESSED_TREND: f64 = 0.0159;
 
-/// Bits per position of a compressed depth table (`level-NN.cdepth`): the mean of levels
-/// 21..28 of the awari database, each measured as written by `awari-solver depth`
-/// (docs/performance.md).
-pub const COMPRESSED_DEPTH_BITS: f64 = 2.92;
+/// Bits per position of a compressed depth table (`level-NN.cdepth`, coder 5): the mean of
+/// levels 24..27 of the awari database, each written from the depth pass's tables
+/// (docs/performance.md; coder 3, before, took 2.95).
+pub const COMPRESSED_DEPTH_BITS: f64 = 2.58;
 
 /// Bytes of level `n`'s depth table as `build --depth` stores it by default: plain (one byte
 /// a position) up to [`crate::depth::PLAIN_DEPTH_UP_TO`] seeds, compressed above.
@@ -576,7 +576,7 @@ mod tests {
             depth_bytes(21),
             (level_size(21) as f64 * COMPRESSED_DEPTH_BITS / 8.0).ceil() as u64
         );
-        // The whole game: 828 GiB of values plus about 3 bits a position of depths.
+        // The whole game: 828 GiB of values plus about 2.6 bits a position of depths.
         let plan = render(48, &machine(256 << 30, 4 << 40), true);
         let line = plan.lines().find(|l| l.starts_with("total:")).unwrap();
         assert!(line.contains("disk 1.1 TiB"), "{line}");

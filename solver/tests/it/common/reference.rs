@@ -1,11 +1,12 @@
 //! The slow tier's reference database, built once and shared by every test and every test
 //! binary that needs it (the solver's `levels_to_20`, the probe's `perfect_play`): levels
-//! 0..=[`SHARED_TOP`] of a rule set built by the in-memory algorithm (the reference), with that
-//! builder's breadth-first depths beside them in [`in_memory_depths`].
+//! 0..=[`shared_top`] of a rule set (20 under awari, 19 under abapa and grand slam) built by the
+//! in-memory algorithm (the reference), with that builder's breadth-first depths beside them in
+//! [`in_memory_depths`].
 //!
 //! ```text
-//! <target>/tmp/reference-<rules>-<key>/        level-NN.values, 0..=20
-//!                                  in-memory-depth/   level-NN.depth, 0..=20
+//! <target>/tmp/reference-<rules>-<key>/        level-NN.values, 0..=20 (19)
+//!                                  in-memory-depth/   level-NN.depth, 0..=20 (19)
 //! <target>/tmp/reference-<rules>.lock          held while it is checked or built
 //! ```
 //!
@@ -22,15 +23,26 @@ use awari_db::{depth_path, level_exists, Content, Expect, Levels, Rules, Table};
 use awari_solver::build::build_level;
 use awari_solver::Silent;
 
-/// The highest level of the shared reference.
+/// The highest level of the shared reference, under awari.
 pub const SHARED_TOP: u32 = 20;
+
+/// The highest level of the shared reference under `rules`: [`SHARED_TOP`] under awari, one
+/// less under abapa and grand slam. No test goes above 19 under those (their level 20, 38 % of
+/// a build to 20, would be a minute of CI's CPU each for nothing).
+pub fn shared_top(rules: Rules) -> u32 {
+    if rules == Rules::Awari {
+        SHARED_TOP
+    } else {
+        SHARED_TOP - 1
+    }
+}
 
 /// The directory of the in-memory builder's depth tables of `reference`.
 pub fn in_memory_depths(reference: &Path) -> PathBuf {
     reference.join("in-memory-depth")
 }
 
-/// Levels 0..=[`SHARED_TOP`] under `rules`, built in memory with their depths: the directory
+/// Levels 0..=[`shared_top`] under `rules`, built in memory with their depths: the directory
 /// of their values (see the module's documentation). Built on the first call of any process
 /// for this tree of sources; later calls, here or in other processes, reuse it.
 pub fn shared_reference(rules: Rules) -> PathBuf {
@@ -56,12 +68,12 @@ pub fn shared_reference(rules: Rules) -> PathBuf {
     dir
 }
 
-/// Build levels 0..=SHARED_TOP into `dir` in memory, moving each level's depth table into
+/// Build levels 0..=[`shared_top`] into `dir` in memory, moving each level's depth table into
 /// [`in_memory_depths`].
 fn build_reference(dir: &Path, rules: Rules) {
     let depths = in_memory_depths(dir);
     std::fs::create_dir_all(&depths).unwrap();
-    for n in (0..=SHARED_TOP).filter(|&n| level_exists(n)) {
+    for n in (0..=shared_top(rules)).filter(|&n| level_exists(n)) {
         let levels = Levels::open(dir, Some(rules)).unwrap();
         build_level(dir, n, rules, &levels, true, &Silent).unwrap();
         let d = depth_path(dir, n);
@@ -71,19 +83,21 @@ fn build_reference(dir: &Path, rules: Rules) {
 
 /// Every table of the reference in `dir` is there and its checksum holds.
 fn verifies(dir: &Path, rules: Rules) -> bool {
-    (0..=SHARED_TOP).filter(|&n| level_exists(n)).all(|n| {
-        let expect = |content| Expect {
-            rules: Some(rules),
-            seeds: Some(n),
-            content: Some(content),
-        };
-        let values = Table::open(awari_db::level_path(dir, n), expect(Content::Values));
-        let depth = Table::open(
-            depth_path(&in_memory_depths(dir), n),
-            expect(Content::Depth),
-        );
-        matches!((values, depth), (Ok(v), Ok(d)) if v.verify().is_ok() && d.verify().is_ok())
-    })
+    (0..=shared_top(rules))
+        .filter(|&n| level_exists(n))
+        .all(|n| {
+            let expect = |content| Expect {
+                rules: Some(rules),
+                seeds: Some(n),
+                content: Some(content),
+            };
+            let values = Table::open(awari_db::level_path(dir, n), expect(Content::Values));
+            let depth = Table::open(
+                depth_path(&in_memory_depths(dir), n),
+                expect(Content::Depth),
+            );
+            matches!((values, depth), (Ok(v), Ok(d)) if v.verify().is_ok() && d.verify().is_ok())
+        })
 }
 
 /// A hash of every file under `db/src` and `solver/src` and of this file: what the reference

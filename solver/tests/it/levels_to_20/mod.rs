@@ -24,16 +24,14 @@ pub(crate) use crate::common::{assert_level_same, build_mode, copy_levels, temp}
 pub(crate) const TOP: u32 = crate::common::reference::SHARED_TOP;
 
 /// The highest level the two defining identities (the two-bit build's bytes, the compact depth
-/// pass's depths) reach under `rules`: 20 under awari, 19 under abapa and grand slam. Level 20
-/// alone is 38 % of levels 0..20 and the only one above 2^26 positions, where the depth pass
-/// stops cutting wave 0's chunks in parts; that size-dependent path does not depend on the
-/// rules, and awari takes it. The two levels saved are about 160 s of CI's CPU.
+/// pass's depths) reach under `rules`, the reference's own top
+/// ([`crate::common::reference::shared_top`]): 20 under awari, 19 under abapa and grand slam.
+/// Level 20 alone is 38 % of levels 0..20 and the only one above 2^26 positions, where the
+/// depth pass stops cutting wave 0's chunks in parts; that size-dependent path does not depend
+/// on the rules, and awari takes it. The two levels saved are about 160 s of CI's CPU, and as
+/// much again in the references not built to 20.
 pub(crate) fn top_of(rules: Rules) -> u32 {
-    if rules == Rules::Awari {
-        TOP
-    } else {
-        TOP - 1
-    }
+    crate::common::reference::shared_top(rules)
 }
 
 /// The highest level the streamed and lookup `verify`s both check under `rules`: 20 under
@@ -47,7 +45,7 @@ pub(crate) fn verify_top(rules: Rules) -> u32 {
     }
 }
 
-/// Levels 0..=20 built in memory, with the in-memory builder's depths beside them (see
+/// Levels 0..=[`top_of`] built in memory, with the in-memory builder's depths beside them (see
 /// [`common::reference`]): built once for every test binary of the slow tier, checked once per
 /// rule set in this process.
 pub(crate) fn reference(rules: Rules) -> &'static Path {

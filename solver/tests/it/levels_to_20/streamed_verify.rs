@@ -1,6 +1,6 @@
 //! The streamed `verify` (children un-moved into their parents, in index order) passes every
 //! level to 20 under awari (16 under the other rule sets), as the lookup `verify` (children
-//! looked up from their parents) does; it finds one changed entry wherever it lies — in the
+//! looked up from their parents) does (to 18 under awari); it finds one changed entry wherever it lies — in the
 //! first, a middle or the last bucket, at a bucket's edge, in the level or in a lower level —
 //! and names its board, and it checks a raw VU directory.
 
@@ -43,21 +43,26 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
 /// Both checks go to [`verify_top`]: 20 under awari and 16 under the other rule sets, whose
 /// levels 17..19 are recomputed from their children by the compact depth test's value check
 /// (`depth.rs`, the check of `verify --prove`), so a second and a third recomputation there
-/// would add minutes and no power.
+/// would add minutes and no power. Under awari the lookup check stops at 18: levels 19 and 20
+/// (132 M positions, each child looked up) would be a minute and a half of CI's CPU, and the
+/// two checks already agree on 19 levels that span one bucket, many chunks and every rule.
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn streamed_agrees_with_lookup_on_every_level_to_20() {
     for rules in Rules::ALL {
         let levels = Levels::open(reference(rules), Some(rules)).unwrap();
         let top = verify_top(rules);
-        for n in (0..=top).filter(|&n| level_exists(n)) {
+        // The top level in three buckets (below), the others in one.
+        for n in (0..top).filter(|&n| level_exists(n)) {
             let size = awari_db::level_size(n);
             let s = streamed(&levels, n, size);
-            let l = lookup(&levels, n);
-            assert!(s.passed() && l.passed(), "{rules} level {n}: {s:?} {l:?}");
-            assert_eq!(s.passes, 1);
+            assert!(s.passed() && s.passes == 1, "{rules} level {n}: {s:?}");
+            if n <= 18 {
+                let l = lookup(&levels, n);
+                assert!(l.passed(), "{rules} level {n}: {l:?}");
+            }
         }
-        // The top level in three buckets (the last one short) passes too.
+        // The top level in three buckets, the last one short.
         let s = streamed(&levels, top, awari_db::level_size(top) / 3 + 1000);
         assert!(s.passed() && s.passes == 3, "{rules}: {s:?}");
     }

@@ -1,0 +1,574 @@
+//! Coder 4: the probe form's stored values coded by [`crate::rans`] under contexts that a
+//! decoder rebuilds from the boards of the segment and the values it has decoded so far, with
+//! no lookup:
+//!
+//! ```text
+//!   context = ((class × S) + previous) × 8 + relation          S = 2n + 1 symbols
+//!
+//!   class     lands × 2 + threat: whether some move of the mover ends its sowing in an
+//!             opponent's pit that then holds 2 or 3 seeds (a capture's first condition,
+//!             from the pits alone), and the same for the opponent as if it moved
+//!   previous  the symbol stored before it in the segment (value 0's for the first)
+//!   relation  how the symbol stored one run back compares with the previous one: 0 none
+//!             (no run back, or before the segment), 1 equal, 2 one above, 3 one below,
+//!             4 two above, 5 two below, 6 more above, 7 more below
+//! ```
+//!
+//! One run back is the board with a seed moved from pit 0 to pit 2, which the index puts
+//! `pits[0] + pits[1] + 2` entries earlier (any such rule would do: the encoder and the
+//! decoder compute the same one; this one finds a near relative). Measured on levels 16 and 20
+//! (`db/examples/value_entropy.rs`): 0.3 bits a position under coder 2's context, the previous
+//! symbol alone.
+//!
+//! The encoder chooses the don't-cares' symbols by a shortest-path search over the segment,
+//! as coder 2's does, with costs in sixteenths of a bit; a relation's costs are judged
+//! against the values one run back (what a free entry there stores is chosen in the same
+//! search), and the contexts coded are those of the path chosen.
+
+use crate::board::PITS;
+use crate::index::Level;
+use crate::rans;
+
+use super::FIXED;
+
+/// Board classes: lands × threat.
+pub(super) const CLASSES: usize = 4;
+/// Relations of the symbol one run back to the previous one.
+pub(super) const RELATIONS: usize = 8;
+/// Sixteenths of a bit: the unit of the search's costs.
+const SCALE: f32 = 16.0;
+
+/// Contexts of a model of `symbols` symbols.
+pub(super) const fn contexts(symbols: usize) -> usize {
+    CLASSES * symbols * RELATIONS
+}
+
+#[inline]
+fn context(symbols: usize, class: usize, previous: usize, relation: usize) -> usize {
+    (class * symbols + previous) * RELATIONS + relation
+}
+
+/// Whether some pit of the mover (0..6) ends its sowing in an opponent's pit that then holds
+/// 2 or 3 seeds. Sowing skips the origin: 11 pits a lap. (What [`features`] computes from
+/// [`LANDING`]; kept as the reference its test compares with.)
+#[cfg(test)]
+fn lands_on_two_or_three(pits: &[u8; PITS]) -> bool {
+    (0..6).any(|i| {
+        let s = usize::from(pits[i]);
+        if s == 0 {
+            return false;
+        }
+        let (laps, rest) = (s / 11, s % 11);
+        let (last, extra) = if rest == 0 {
+            ((i + 11) % 12, 0)
+        } else {
+            ((i + rest) % 12, 1)
+        };
+        let after = usize::from(pits[last]) + laps + extra;
+        last >= 6 && (2..=3).contains(&after)
+    })
+}
+
+/// `LANDING[i][s]`: where pit i's sowing of s seeds ends, and how many seeds the sowing adds
+/// there, if that pit is on the other side of the board; else (the sowing ends on the sower's
+/// side, or s is 0) pit i itself and 0x80, which no pit's count plus it makes 2 or 3. Rows of
+/// 256, so that any byte indexes them.
+const LANDING: [[(u8, u8); 256]; PITS] = {
+    let mut t = [[(0u8, 0x80u8); 256]; PITS];
+    let mut i = 0;
+    while i < PITS {
+        let mut s = 0;
+        while s < 256 {
+            t[i][s] = (i as u8, 0x80);
+            if s > 0 {
+                let (laps, rest) = (s / 11, s % 11);
+                let (last, extra) = if rest == 0 {
+                    ((i + 11) % 12, 0)
+                } else {
+                    ((i + rest) % 12, 1)
+                };
+                if (last >= 6) != (i >= 6) {
+                    t[i][s] = (last as u8, (laps + extra) as u8);
+                }
+            }
+            s += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// A board's class (lands × 2 + threat) and how many entries back its run back is (0: none).
+/// Lands: some pit of the mover ends its sowing in an opponent's pit that then holds 2 or 3
+/// seeds; threat: the same for the opponent's pits. Twelve table lookups, no branch: the
+/// decoder does this for every entry before the one it reads.
+#[inline]
+pub(super) fn features(pits: &[u8; PITS]) -> (usize, usize) {
+    let mut hit = [false; 2];
+    for i in 0..PITS {
+        let (to, add) = LANDING[i][usize::from(pits[i])];
+        let after = pits[usize::from(to) % PITS].wrapping_add(add);
+        hit[i / 6] |= after.wrapping_sub(2) < 2;
+    }
+    let class = usize::from(hit[0]) << 1 | usize::from(hit[1]);
+    let back = if pits[2] > 0 {
+        usize::from(pits[0]) + usize::from(pits[1]) + 2
+    } else {
+        0
+    };
+    (class, back)
+}
+
+/// The relation of `back` (the symbol one run back) to `previous`.
+#[inline]
+fn relation(back: usize, previous: usize) -> usize {
+    match back as isize - previous as isize {
+        0 => 1,
+        1 => 2,
+        -1 => 3,
+        2 => 4,
+        -2 => 5,
+        d if d > 0 => 6,
+        _ => 7,
+    }
+}
+
+/// The relation of entry `k` of a segment whose stored symbols so far are `stored`.
+#[inline]
+fn relation_at(stored: &[usize], k: usize, back: usize, previous: usize) -> usize {
+    if back == 0 || back > k {
+        0
+    } else {
+        relation(stored[k - back], previous)
+    }
+}
+
+/// The search's view of a model: costs in sixteenths of a bit per context and symbol.
+pub(super) struct Costs {
+    symbols: usize,
+    costs: Vec<u16>,
+}
+
+impl Costs {
+    /// Before any fit: repeating the previous symbol costs a bit, any other two.
+    pub(super) fn initial(symbols: usize) -> Costs {
+        let costs = (0..contexts(symbols) * symbols)
+            .map(|k| {
+                let previous = (k / symbols / RELATIONS) % symbols;
+                if k % symbols == previous {
+                    SCALE as u16
+                } else {
+                    2 * SCALE as u16
+                }
+            })
+            .collect();
+        Costs { symbols, costs }
+    }
+
+    /// A fitted model's costs.
+    pub(super) fn of(model: &rans::Model) -> Costs {
+        let symbols = model.symbols();
+        let costs = (0..model.contexts() * symbols)
+            .map(|k| (model.bits(k / symbols, k % symbols) * SCALE).round() as u16)
+            .collect();
+        Costs { symbols, costs }
+    }
+
+    #[inline]
+    fn row(&self, context: usize) -> &[u16] {
+        &self.costs[context * self.symbols..(context + 1) * self.symbols]
+    }
+}
+
+/// Scratch space of the search, reused from segment to segment.
+#[derive(Default)]
+pub(super) struct Scratch {
+    bits: Vec<u16>,
+    features: Vec<(usize, usize)>,
+    stored: Vec<usize>,
+}
+
+/// The (context, symbol) pairs coding one segment, into `pairs`: entries `first..` of
+/// `level`, whose values are `values` (bytes of `i8`) and whose probe-form ceilings are
+/// `ceilings` ([`FIXED`]: the value itself). Free entries store the symbols that make the
+/// segment's cost under `costs` the least (see the module's documentation).
+pub(super) fn segment_pairs(
+    level: &Level,
+    first: u64,
+    values: &[u8],
+    ceilings: &[i8],
+    costs: &Costs,
+    scratch: &mut Scratch,
+    pairs: &mut Vec<(usize, usize)>,
+) {
+    let n = level.seeds() as usize;
+    let symbols = costs.symbols;
+    debug_assert_eq!(symbols, 2 * n + 1);
+    let len = values.len();
+    let Scratch {
+        bits,
+        features: feats,
+        stored,
+    } = scratch;
+    feats.clear();
+    feats.extend(
+        level
+            .boards(first..first + len as u64)
+            .map(|b| features(&b.pits())),
+    );
+    let value = |k: usize| (i32::from(values[k] as i8) + n as i32) as usize;
+    let allowed = |k: usize| -> (usize, usize) {
+        if k == usize::MAX {
+            return (n, n);
+        }
+        match ceilings[k] {
+            FIXED => (value(k), value(k)),
+            top => (0, (i32::from(top).min(n as i32) + n as i32) as usize),
+        }
+    };
+    // The symbol one run back, as the search judges it: the value there.
+    let back_guess = |k: usize| -> Option<usize> {
+        let back = feats[k].1;
+        (back != 0 && back <= k).then(|| value(k - back))
+    };
+    // bits[k * symbols + s]: the least cost of entries before k that leaves state s.
+    bits.clear();
+    bits.resize((len + 1) * symbols, 0);
+    let mut reach = allowed(usize::MAX);
+    for k in 0..len {
+        let (lo, hi) = allowed(k);
+        let class = feats[k].0;
+        let guess = back_guess(k);
+        let (row, next) = bits.split_at_mut((k + 1) * symbols);
+        let next = &mut next[lo..=hi];
+        next.fill(u16::MAX);
+        for y in reach.0..=reach.1 {
+            let b = row[k * symbols + y];
+            let r = guess.map_or(0, |g| relation(g, y));
+            let after_y = &costs.row(context(symbols, class, y, r))[lo..=hi];
+            for (x, &c) in next.iter_mut().zip(after_y) {
+                *x = (*x).min(b.saturating_add(c));
+            }
+        }
+        reach = (lo, hi);
+    }
+    let last = len * symbols;
+    let mut s = (reach.0..=reach.1)
+        .min_by_key(|&s| (bits[last + s], s))
+        .expect("a reached state");
+    stored.clear();
+    stored.resize(len, 0);
+    for k in (0..len).rev() {
+        stored[k] = s;
+        let (lo, hi) = allowed(k.wrapping_sub(1));
+        let target = bits[(k + 1) * symbols + s];
+        let class = feats[k].0;
+        let guess = back_guess(k);
+        s = (lo..=hi)
+            .find(|&y| {
+                let r = guess.map_or(0, |g| relation(g, y));
+                bits[k * symbols + y].saturating_add(costs.row(context(symbols, class, y, r))[s])
+                    == target
+            })
+            .expect("the step that gave the state its cost");
+    }
+    // The contexts of the path chosen: its own symbols one run back.
+    pairs.clear();
+    let mut previous = n;
+    for k in 0..len {
+        let (class, back) = feats[k];
+        let r = relation_at(stored, k, back, previous);
+        pairs.push((context(symbols, class, previous, r), stored[k]));
+        previous = stored[k];
+    }
+}
+
+/// Decode entries `0..first + out.len()` of a segment of `level` whose first entry is
+/// `start`, keeping entries `first..` in `out` (values, as `i8`). Whether a segment decoded
+/// to its end came back to its start state is the caller's check (`whole`): the result is
+/// false where it did not.
+pub(super) fn decode(
+    model: &rans::Model,
+    level: &Level,
+    start: u64,
+    bytes: &[u8],
+    first: usize,
+    out: &mut [i8],
+    whole: bool,
+) -> bool {
+    let n = level.seeds() as usize;
+    let symbols = model.symbols();
+    let stop = first + out.len();
+    let mut stored = [0usize; 1 << super::PROBE_SEGMENT_LOG2];
+    let mut decoder = model.decoder(bytes);
+    let mut previous = n;
+    for (k, board) in level.boards(start..start + stop as u64).enumerate() {
+        let (class, back) = features(&board.pits());
+        let r = relation_at(&stored, k, back, previous);
+        let s = decoder.next(context(symbols, class, previous, r));
+        stored[k] = s;
+        previous = s;
+        if k >= first {
+            out[k - first] = (s as i32 - n as i32) as i8;
+        }
+    }
+    !whole || decoder.finish()
+}
+
+/// Contexts of coder 5's model (depths) for `symbols` depths: side (won, lost) × class ×
+/// the previous won or lost position's depth.
+pub(super) const fn depth_contexts(symbols: usize) -> usize {
+    2 * CLASSES * symbols
+}
+
+#[inline]
+fn depth_context(symbols: usize, lost: bool, class: usize, previous: usize) -> usize {
+    ((usize::from(lost) * CLASSES) + class) * symbols + previous
+}
+
+/// The (context, depth) pairs coding one segment of a depth table (coder 5) of `symbols`
+/// depths, into `pairs`: entries `first..` of `level`, whose depths are `depths` and values
+/// `values`. A draw's depth is 0 and not coded; a won or lost position's is coded after its
+/// side, its class and the depth of the last won or lost position before it in the segment
+/// (0 for the first).
+pub(super) fn depth_pairs(
+    level: &Level,
+    symbols: usize,
+    first: u64,
+    depths: &[u8],
+    values: &[i8],
+    pairs: &mut Vec<(usize, usize)>,
+) {
+    pairs.clear();
+    let boards = level.boards(first..first + depths.len() as u64);
+    let mut previous = 0;
+    for ((&d, &v), board) in depths.iter().zip(values).zip(boards) {
+        if v == 0 {
+            continue;
+        }
+        let (class, _) = features(&board.pits());
+        pairs.push((
+            depth_context(symbols, v < 0, class, previous),
+            usize::from(d),
+        ));
+        previous = usize::from(d);
+    }
+}
+
+/// Decode depths `0..first + out.len()` of a segment of a depth table (coder 5) of `level`
+/// whose first entry is `start`, keeping entries `first..` in `out` (bytes, as `i8`), given
+/// `values`, the values of the segment's entries `0..first + out.len()`. As [`decode`], false
+/// where a whole segment did not come back to its start state.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decode_depths(
+    model: &rans::Model,
+    level: &Level,
+    start: u64,
+    bytes: &[u8],
+    first: usize,
+    out: &mut [i8],
+    values: &[i8],
+    whole: bool,
+) -> bool {
+    let symbols = model.symbols();
+    let stop = first + out.len();
+    let mut decoder = model.decoder(bytes);
+    let mut previous = 0;
+    for (k, board) in level.boards(start..start + stop as u64).enumerate() {
+        let d = if values[k] == 0 {
+            0
+        } else {
+            let (class, _) = features(&board.pits());
+            let d = decoder.next(depth_context(symbols, values[k] < 0, class, previous));
+            previous = d;
+            d
+        };
+        if k >= first {
+            // A depth above 127 wraps here and back in the caller's `as u8`.
+            out[k - first] = d as u8 as i8;
+        }
+    }
+    !whole || decoder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::SplitMix64;
+
+    #[test]
+    fn lands_is_the_sowing_of_a_pit_into_two_or_three() {
+        // Pit 5's 2 seeds end in pit 7, which then holds 2.
+        let mut pits = [0u8; PITS];
+        pits[5] = 2;
+        pits[7] = 1;
+        assert!(lands_on_two_or_three(&pits));
+        pits[7] = 3; // then 4
+        assert!(!lands_on_two_or_three(&pits));
+        // 11 seeds from pit 0 go round once and end in pit 11 (the origin skipped).
+        let mut pits = [0u8; PITS];
+        pits[0] = 11;
+        pits[11] = 1;
+        assert!(lands_on_two_or_three(&pits));
+        pits[11] = 0;
+        assert!(!lands_on_two_or_three(&pits));
+        // 12 seeds from pit 0: one more lap ends in pit 1, the mover's own.
+        let mut pits = [0u8; PITS];
+        pits[0] = 12;
+        pits[1] = 1;
+        assert!(!lands_on_two_or_three(&pits));
+        // The threat is the opponent's sowing: pit 11's 2 seeds end in pit 1, then holding 2.
+        let mut pits = [0u8; PITS];
+        pits[11] = 2;
+        pits[1] = 1;
+        assert_eq!(features(&pits).0, 1);
+        // The opponent's pit 6 sowing 2 ends in its own pit 8: nothing.
+        let mut other = [0u8; PITS];
+        other[6] = 2;
+        other[8] = 1;
+        assert_eq!(features(&other).0, 0);
+        pits[0] = 4;
+        pits[4] = 1;
+        assert_eq!(
+            features(&pits).0,
+            1,
+            "pit 0's 4 seeds end in pit 4, its own"
+        );
+    }
+
+    #[test]
+    fn the_table_gives_the_sowings_answers() {
+        let mut rng = SplitMix64(31);
+        for _ in 0..200_000 {
+            let n = rng.below(49) as u32;
+            let b = rng.board(n);
+            let pits = b.pits();
+            let mut turned = [0u8; PITS];
+            for (i, p) in turned.iter_mut().enumerate() {
+                *p = pits[(i + 6) % PITS];
+            }
+            let want = usize::from(lands_on_two_or_three(&pits)) << 1
+                | usize::from(lands_on_two_or_three(&turned));
+            assert_eq!(features(&pits).0, want, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn one_run_back_is_the_board_with_a_seed_moved_from_pit_0_to_pit_2() {
+        let mut rng = SplitMix64(5);
+        for _ in 0..2000 {
+            let n = 2 + rng.below(20) as u32;
+            let level = Level::new(n);
+            let i = rng.below(level.size());
+            let b = level.unrank(i);
+            let (_, back) = features(&b.pits());
+            let mut pits = b.pits();
+            if pits[2] == 0 {
+                assert_eq!(back, 0);
+                continue;
+            }
+            pits[2] -= 1;
+            pits[0] += 1;
+            let r = level
+                .rank(&crate::Board::from_pits(pits))
+                .expect("the same opponent row");
+            assert_eq!(r + back as u64, i, "{b:?}");
+        }
+    }
+
+    /// The cost of a segment's pairs under `costs`.
+    fn cost(costs: &Costs, pairs: &[(usize, usize)]) -> u32 {
+        pairs.iter().map(|&(c, s)| u32::from(costs.row(c)[s])).sum()
+    }
+
+    #[test]
+    fn the_search_keeps_fixed_entries_and_ceilings_and_beats_storing_the_values() {
+        let mut rng = SplitMix64(29);
+        let mut scratch = Scratch::default();
+        let (mut pairs, mut plain) = (Vec::new(), Vec::new());
+        for _ in 0..300 {
+            let n = 3 + rng.below(6) as u32;
+            let level = Level::new(n);
+            let symbols = 2 * n as usize + 1;
+            let counts: Vec<u64> = (0..contexts(symbols) * symbols)
+                .map(|_| rng.below(50))
+                .collect();
+            let costs = Costs::of(&rans::Model::fit(symbols, &counts));
+            let len = (1 + rng.below(128)).min(level.size()) as usize;
+            let first = rng.below(level.size() - len as u64 + 1);
+            let values: Vec<u8> = (0..len)
+                .map(|_| (rng.below(symbols as u64) as i32 - n as i32) as i8 as u8)
+                .collect();
+            let ceilings: Vec<i8> = values
+                .iter()
+                .map(|&v| match rng.below(3) {
+                    0 => FIXED,
+                    1 => v as i8,
+                    _ => n as i8,
+                })
+                .collect();
+            segment_pairs(
+                &level,
+                first,
+                &values,
+                &ceilings,
+                &costs,
+                &mut scratch,
+                &mut pairs,
+            );
+            assert_eq!(pairs.len(), len);
+            for (k, &(_, s)) in pairs.iter().enumerate() {
+                let v = s as i32 - n as i32;
+                match ceilings[k] {
+                    FIXED => assert_eq!(v, i32::from(values[k] as i8)),
+                    top => assert!(v <= i32::from(top)),
+                }
+            }
+            // Every entry fixed: the values, in their own contexts.
+            let fixed = vec![FIXED; len];
+            segment_pairs(
+                &level,
+                first,
+                &values,
+                &fixed,
+                &costs,
+                &mut scratch,
+                &mut plain,
+            );
+            // The search judged relations against the values, and the values are a choice
+            // it had: its path costs no more than theirs, up to the relations it misjudged
+            // (each at most the dearest symbol's 12 bits).
+            let value = |k: usize| (i32::from(values[k] as i8) + n as i32) as usize;
+            let misjudged = (0..len)
+                .filter(|&k| {
+                    let (_, back) = features(&level.unrank(first + k as u64).pits());
+                    let previous = if k == 0 { n as usize } else { pairs[k - 1].1 };
+                    back != 0
+                        && back <= k
+                        && relation(pairs[k - back].1, previous)
+                            != relation(value(k - back), previous)
+                })
+                .count() as u32;
+            assert!(
+                cost(&costs, &pairs) <= cost(&costs, &plain) + misjudged * 12 * SCALE as u32,
+                "{values:?} {ceilings:?}"
+            );
+            // And what it stores decodes back, from the boards alone.
+            let model = rans::Model::fit(symbols, &counts);
+            let mut bytes = Vec::new();
+            model.encode(&pairs, &mut bytes);
+            let mut out = vec![0i8; len];
+            assert!(decode(&model, &level, first, &bytes, 0, &mut out, true));
+            for (k, &(_, s)) in pairs.iter().enumerate() {
+                assert_eq!(i32::from(out[k]), s as i32 - n as i32);
+            }
+            // A part of it too.
+            let from = len / 2;
+            let mut part = vec![0i8; len - from];
+            assert!(decode(
+                &model, &level, first, &bytes, from, &mut part, false
+            ));
+            assert_eq!(part, out[from..]);
+        }
+    }
+}

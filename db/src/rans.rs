@@ -1,0 +1,490 @@
+//! A static rANS coder for short segments: one model of 12-bit frequencies per context, each
+//! segment coded on its own, so that a reader decodes a bounded run of entries and nothing
+//! before it.
+//!
+//! A segment is encoded backwards, starting from state 0 and writing nothing until the state
+//! first reaches 2^23; from then on the state stays in 2^23..2^31, a byte going out whenever
+//! the next symbol would push it past. The final state is written first, most significant byte
+//! first, in as few bytes as the decoder needs, then the bytes that went out, in the order
+//! the decoder takes them:
+//!
+//! ```text
+//!   encoder:  x = 0 ── s[k-1] ── … ── s[1] ── s[0] ──▶ final state x_f
+//!                       (no output while x < 2^23)
+//!   segment:  [ x_f, MSB first: 0..=4 bytes | bytes, last written first ]
+//!   decoder:  x = x_f ── s[0] ── s[1] ── … ── s[k-1] ──▶ back to 0
+//!             (a byte is read while x < 2^23 and the segment has bytes left)
+//! ```
+//!
+//! So a segment costs about the information of its symbols plus its final state's bytes,
+//! where a coder that starts from 2^23, as usual, pays 23 bits a segment: at 128 entries a
+//! segment, 0.18 bits a position. Where a rare symbol in the small states at the segment's
+//! end would push a state past 2^31 (about 0.5 % of segments), the segment is coded from
+//! 2^23 instead, with the same decoder. A decoder that reads every byte and ends in state 0
+//! or 2^23 decoded the segment the encoder wrote, or bytes the table's checksum refuses.
+//!
+//! Every symbol of every context has a frequency of at least 1: any symbol can be coded in
+//! any context (a probe form's don't-cares may store a value its context never saw).
+//!
+//! A context's slots 0..4096 go to its symbols in order of frequency, the most frequent first
+//! (ties by symbol), so that the decoder finds a slot's symbol by a short linear search that
+//! usually stops at the first one or two: a binary search over the cumulative frequencies took
+//! 85 ns a symbol, its loads missing the cache one after another.
+
+use thiserror::Error;
+
+/// Bits of a frequency: every context's frequencies sum to 2^12.
+pub const PROBABILITY_BITS: u32 = 12;
+/// The sum of every context's frequencies.
+pub const TOTAL: u32 = 1 << PROBABILITY_BITS;
+/// The lower bound of the state in its steady range 2^23..2^31.
+pub const LOW: u64 = 1 << 23;
+/// The most symbols a model's alphabet may have (each needs a frequency of at least 1).
+pub const MAX_SYMBOLS: usize = 1 << 11;
+
+/// A model that cannot be: frequencies that do not sum to [`TOTAL`], or a zero one.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ModelError {
+    /// Not a whole number of contexts, or an alphabet of no symbols or too many.
+    #[error("{got} frequencies do not make contexts of {symbols} symbols (1..={MAX_SYMBOLS})")]
+    Shape {
+        /// Symbols per context.
+        symbols: usize,
+        /// Frequencies given.
+        got: usize,
+    },
+    /// A context whose frequencies do not sum to [`TOTAL`].
+    #[error("context {context}: frequencies sum to {got} (expected {TOTAL})")]
+    Sum {
+        /// The context.
+        context: usize,
+        /// Their sum.
+        got: u32,
+    },
+    /// A symbol that could not be coded.
+    #[error("context {context}: symbol {symbol} has frequency 0 (expected at least 1)")]
+    Zero {
+        /// The context.
+        context: usize,
+        /// The symbol.
+        symbol: usize,
+    },
+}
+
+/// Frequencies and where each symbol's slots start, one row of `symbols` per context, and
+/// for the decoder each context's symbols by rank (most frequent first) with the end of their
+/// slots.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Model {
+    symbols: usize,
+    freq: Vec<u16>,
+    /// Per context and symbol: its first slot.
+    cum: Vec<u16>,
+    /// Per context and rank: the symbol.
+    order: Vec<u16>,
+    /// Per context and rank: the end of its slots (the last rank's is 4096).
+    ends: Vec<u16>,
+}
+
+impl Model {
+    /// The model of `counts` (one row of `symbols` per context): each symbol gets 1, and the
+    /// rest of [`TOTAL`] is shared by the counts (a context never seen shares it evenly).
+    ///
+    /// # Panics
+    /// If `symbols` is 0 or above [`MAX_SYMBOLS`], or `counts` is not whole rows.
+    pub fn fit(symbols: usize, counts: &[u64]) -> Model {
+        assert!(
+            (1..=MAX_SYMBOLS).contains(&symbols) && counts.len() % symbols == 0,
+            "{} counts in rows of {symbols}",
+            counts.len()
+        );
+        let total_f = u64::from(TOTAL);
+        let spare = total_f - symbols as u64;
+        let mut freq = Vec::with_capacity(counts.len());
+        for row in counts.chunks(symbols) {
+            let total: u64 = row.iter().sum();
+            let mut f: Vec<u64> = if total == 0 {
+                (0..symbols as u64)
+                    .map(|s| total_f / symbols as u64 + u64::from(s < total_f % symbols as u64))
+                    .collect()
+            } else {
+                // 128-bit products: counts may be up to a level's size.
+                row.iter()
+                    .map(|&k| 1 + (u128::from(k) * u128::from(spare) / u128::from(total)) as u64)
+                    .collect()
+            };
+            let sum: u64 = f.iter().sum();
+            // The rounding's rest to the most frequent symbol, where it costs least.
+            let top = (0..symbols).max_by_key(|&s| f[s]).expect("symbols > 0");
+            f[top] += total_f - sum;
+            freq.extend(f.iter().map(|&x| x as u16));
+        }
+        Model::from_frequencies(symbols, freq).expect("fit makes a valid model")
+    }
+
+    /// The model of stored frequencies, checked.
+    pub fn from_frequencies(symbols: usize, freq: Vec<u16>) -> Result<Model, ModelError> {
+        if !(1..=MAX_SYMBOLS).contains(&symbols) || freq.len() % symbols != 0 {
+            return Err(ModelError::Shape {
+                symbols,
+                got: freq.len(),
+            });
+        }
+        let mut cum = vec![0u16; freq.len()];
+        let mut order = Vec::with_capacity(freq.len());
+        let mut ends = Vec::with_capacity(freq.len());
+        let mut ranked: Vec<usize> = Vec::with_capacity(symbols);
+        for (context, row) in freq.chunks(symbols).enumerate() {
+            if let Some(symbol) = row.iter().position(|&f| f == 0) {
+                return Err(ModelError::Zero { context, symbol });
+            }
+            let sum: u32 = row.iter().map(|&f| u32::from(f)).sum();
+            if sum != TOTAL {
+                return Err(ModelError::Sum { context, got: sum });
+            }
+            ranked.clear();
+            ranked.extend(0..symbols);
+            ranked.sort_by_key(|&s| (std::cmp::Reverse(row[s]), s));
+            let mut c = 0u16;
+            for &s in &ranked {
+                cum[context * symbols + s] = c;
+                // The last end is 4096, which fits: the sum was checked.
+                c += row[s];
+                order.push(s as u16);
+                ends.push(c);
+            }
+        }
+        Ok(Model {
+            symbols,
+            freq,
+            cum,
+            order,
+            ends,
+        })
+    }
+
+    /// The model as a table stores it: each frequency, u16 LE, one row per context.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        self.freq.iter().flat_map(|f| f.to_le_bytes()).collect()
+    }
+
+    /// The model of stored bytes ([`Model::to_le_bytes`]), checked as
+    /// [`Model::from_frequencies`] does (an odd byte at the end is left over, so a shape error).
+    pub fn from_le_bytes(symbols: usize, bytes: &[u8]) -> Result<Model, ModelError> {
+        if bytes.len() % 2 != 0 {
+            return Err(ModelError::Shape {
+                symbols,
+                got: bytes.len() / 2,
+            });
+        }
+        let freq = bytes
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        Model::from_frequencies(symbols, freq)
+    }
+
+    /// Symbols per context.
+    pub fn symbols(&self) -> usize {
+        self.symbols
+    }
+
+    /// Number of contexts.
+    pub fn contexts(&self) -> usize {
+        self.freq.len() / self.symbols
+    }
+
+    /// The frequencies, one row of [`Model::symbols`] per context (what a table stores).
+    pub fn frequencies(&self) -> &[u16] {
+        &self.freq
+    }
+
+    /// What coding `symbol` in `context` costs, in bits (−log2 of its probability).
+    pub fn bits(&self, context: usize, symbol: usize) -> f32 {
+        let f = self.freq[context * self.symbols + symbol];
+        PROBABILITY_BITS as f32 - f32::from(f).log2()
+    }
+
+    /// Append one segment coding `pairs` (context, symbol), in order, to `out`; returns
+    /// whether it had to start from 2^23 (see the module's documentation).
+    ///
+    /// # Panics
+    /// If a context or a symbol is out of the model's range.
+    pub fn encode(&self, pairs: &[(usize, usize)], out: &mut Vec<u8>) -> bool {
+        let mut bytes = Vec::new();
+        for start in [0, LOW] {
+            bytes.clear();
+            let mut x = start;
+            let mut fits = true;
+            for &(c, s) in pairs.iter().rev() {
+                assert!(s < self.symbols, "symbol {s} of {}", self.symbols);
+                let at = c * self.symbols + s;
+                let (f, cum) = (u64::from(self.freq[at]), u64::from(self.cum[at]));
+                if x >= LOW {
+                    let x_max = ((LOW >> PROBABILITY_BITS) << 8) * f;
+                    while x >= x_max {
+                        bytes.push(x as u8);
+                        x >>= 8;
+                    }
+                }
+                x = ((x / f) << PROBABILITY_BITS) + cum + x % f;
+                if x >= LOW << 8 {
+                    fits = false;
+                    break;
+                }
+            }
+            if !fits {
+                continue;
+            }
+            // The final state: 4 bytes from 2^24, 3 from 2^23, below only the bytes it needs
+            // (then nothing else went out: the decoder reads them all and stops).
+            let len = if x >= LOW {
+                if x >= LOW << 1 {
+                    4
+                } else {
+                    3
+                }
+            } else {
+                (64 - x.leading_zeros()).div_ceil(8) as usize
+            };
+            out.extend((0..len).rev().map(|k| (x >> (8 * k)) as u8));
+            out.extend(bytes.iter().rev());
+            return start != 0;
+        }
+        unreachable!("from 2^23 the state stays below 2^31")
+    }
+
+    /// A decoder of one segment's bytes.
+    pub fn decoder<'a>(&'a self, bytes: &'a [u8]) -> Decoder<'a> {
+        let mut d = Decoder {
+            model: self,
+            bytes,
+            at: 0,
+            x: 0,
+        };
+        d.refill();
+        d
+    }
+}
+
+/// Decodes one segment, a symbol at a time, each in the context its caller computes from
+/// what came before.
+#[derive(Debug)]
+pub struct Decoder<'a> {
+    model: &'a Model,
+    bytes: &'a [u8],
+    at: usize,
+    x: u64,
+}
+
+impl Decoder<'_> {
+    fn refill(&mut self) {
+        while self.x < LOW && self.at < self.bytes.len() {
+            self.x = self.x << 8 | u64::from(self.bytes[self.at]);
+            self.at += 1;
+        }
+    }
+
+    /// The next symbol, coded in `context`. Any bytes decode to some symbols; whether they
+    /// were a segment is [`Decoder::finish`]'s answer.
+    ///
+    /// # Panics
+    /// If `context` is out of the model's range.
+    #[inline]
+    pub fn next(&mut self, context: usize) -> usize {
+        let m = self.model;
+        let row = context * m.symbols..(context + 1) * m.symbols;
+        let ends = &m.ends[row.clone()];
+        let slot = (self.x & u64::from(TOTAL - 1)) as u16;
+        // The first rank whose slots end past `slot` (the last one's end, 4096, always does).
+        let mut rank = 0;
+        while ends[rank] <= slot {
+            rank += 1;
+        }
+        let start = if rank == 0 { 0 } else { ends[rank - 1] };
+        let f = u64::from(ends[rank] - start);
+        self.x = f * (self.x >> PROBABILITY_BITS) + u64::from(slot - start);
+        self.refill();
+        usize::from(m.order[row.start + rank])
+    }
+
+    /// Whether the segment was read to its last byte and the state is back where the encoder
+    /// started (0, or 2^23): a whole segment, decoded as written.
+    pub fn finish(&self) -> bool {
+        self.at == self.bytes.len() && (self.x == 0 || self.x == LOW)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::SplitMix64;
+    use proptest::prelude::*;
+
+    fn skewed(symbols: usize, contexts: usize, seed: u64) -> Model {
+        let mut rng = SplitMix64(seed);
+        let counts: Vec<u64> = (0..symbols * contexts)
+            .map(|i| {
+                let r = rng.next_u64();
+                // Most mass on a few symbols, some never seen.
+                match r % 4 {
+                    0 => 0,
+                    1 => r % 7,
+                    2 => 1000 + r % 100_000,
+                    _ => (i % symbols) as u64 * 3,
+                }
+            })
+            .collect();
+        Model::fit(symbols, &counts)
+    }
+
+    fn round_trip(m: &Model, pairs: &[(usize, usize)]) -> usize {
+        let mut out = vec![0xAB];
+        m.encode(pairs, &mut out);
+        let seg = &out[1..];
+        let mut d = m.decoder(seg);
+        for &(c, s) in pairs {
+            assert_eq!(d.next(c), s);
+        }
+        assert!(d.finish(), "{pairs:?}");
+        seg.len()
+    }
+
+    #[test]
+    fn fitted_rows_sum_to_the_total_and_keep_every_symbol() {
+        let m = skewed(69, 40, 1);
+        for row in m.frequencies().chunks(69) {
+            assert_eq!(row.iter().map(|&f| u32::from(f)).sum::<u32>(), TOTAL);
+            assert!(row.iter().all(|&f| f >= 1));
+        }
+        // A context never seen: even.
+        let m = Model::fit(3, &[0, 0, 0]);
+        assert_eq!(m.frequencies(), &[1366, 1365, 1365]);
+        // Counts beyond 32 bits do not overflow.
+        let m = Model::fit(2, &[u64::MAX / 2, u64::MAX / 4]);
+        assert_eq!(
+            m.frequencies().iter().map(|&f| u32::from(f)).sum::<u32>(),
+            TOTAL
+        );
+        assert!(m.bits(0, 0) < m.bits(0, 1));
+    }
+
+    #[test]
+    fn bad_frequencies_are_errors() {
+        assert_eq!(
+            Model::from_frequencies(2, vec![4095, 1, 7]),
+            Err(ModelError::Shape { symbols: 2, got: 3 })
+        );
+        assert_eq!(
+            Model::from_frequencies(2, vec![4096, 0]),
+            Err(ModelError::Zero {
+                context: 0,
+                symbol: 1
+            })
+        );
+        assert_eq!(
+            Model::from_frequencies(2, vec![4095, 1, 4000, 1]),
+            Err(ModelError::Sum {
+                context: 1,
+                got: 4001
+            })
+        );
+        assert!(Model::from_frequencies(0, vec![]).is_err());
+    }
+
+    #[test]
+    fn stored_bytes_give_the_same_model() {
+        let m = skewed(7, 3, 6);
+        let bytes = m.to_le_bytes();
+        assert_eq!(bytes.len(), 2 * 7 * 3);
+        assert_eq!(Model::from_le_bytes(7, &bytes), Ok(m));
+        assert!(Model::from_le_bytes(7, &bytes[1..]).is_err());
+    }
+
+    #[test]
+    fn an_empty_segment_is_no_bytes() {
+        let m = skewed(5, 2, 2);
+        assert_eq!(round_trip(&m, &[]), 0);
+    }
+
+    #[test]
+    fn a_likely_segment_costs_its_information_and_a_few_bytes() {
+        // 96 symbols at probability 3/4 and 32 at 1/4: 104 bits of information, so 13
+        // bytes and at most the final state's few more.
+        let m = Model::from_frequencies(2, vec![3072, 1024]).unwrap();
+        let pairs: Vec<(usize, usize)> = (0..128).map(|i| (0, usize::from(i % 4 == 3))).collect();
+        let len = round_trip(&m, &pairs);
+        assert!((13..=16).contains(&len), "{len}");
+        // The most probable symbol at cumulative frequency 0 from state 0 costs nothing.
+        assert_eq!(round_trip(&m, &[(0, 0); 100]), 0);
+    }
+
+    #[test]
+    fn rare_symbols_at_the_end_fall_back_to_the_full_start() {
+        // Eleven symbols of one bit each take state 0 to about 2^22 (no byte out yet); a
+        // symbol of probability 1/4096 there would take it to about 2^34: the segment is
+        // coded from 2^23 instead.
+        let m = Model::from_frequencies(2, vec![2048, 2048, 4095, 1]).unwrap();
+        let mut pairs = vec![(1, 1)];
+        pairs.extend([(0, 1); 11]);
+        assert!(m.encode(&pairs, &mut Vec::new()));
+        round_trip(&m, &pairs);
+        // The same rare symbol in the large states fits.
+        pairs.rotate_left(1);
+        assert!(!m.encode(&pairs, &mut Vec::new()));
+        round_trip(&m, &pairs);
+    }
+
+    #[test]
+    fn a_changed_byte_is_caught_or_decodes_otherwise() {
+        let m = skewed(9, 3, 3);
+        let mut rng = SplitMix64(4);
+        let pairs: Vec<(usize, usize)> = (0..128)
+            .map(|_| ((rng.next_u64() % 3) as usize, (rng.next_u64() % 9) as usize))
+            .collect();
+        let mut seg = Vec::new();
+        m.encode(&pairs, &mut seg);
+        let mut caught = 0;
+        for at in 0..seg.len() {
+            let mut bad = seg.clone();
+            bad[at] ^= 0x10;
+            let mut d = m.decoder(&bad);
+            let got: Vec<usize> = pairs.iter().map(|&(c, _)| d.next(c)).collect();
+            // Other bytes, other symbols: the coder is a bijection from each start state.
+            assert!(got.iter().zip(&pairs).any(|(g, p)| *g != p.1), "byte {at}");
+            caught += usize::from(!d.finish());
+        }
+        // Most changes are caught by the end state alone (the table's checksum catches all).
+        assert!(caught * 10 >= seg.len() * 9, "{caught} of {}", seg.len());
+    }
+
+    proptest! {
+        #[test]
+        fn segments_round_trip(
+            symbols in 1usize..80,
+            contexts in 1usize..6,
+            seed in any::<u64>(),
+            raw in proptest::collection::vec((any::<u16>(), any::<u16>()), 0..300),
+        ) {
+            let m = skewed(symbols, contexts, seed);
+            let pairs: Vec<(usize, usize)> = raw
+                .iter()
+                .map(|&(c, s)| (usize::from(c) % contexts, usize::from(s) % symbols))
+                .collect();
+            round_trip(&m, &pairs);
+        }
+
+        #[test]
+        fn any_bytes_decode_without_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..64),
+            n in 0usize..200,
+        ) {
+            let m = skewed(13, 2, 5);
+            let mut d = m.decoder(&bytes);
+            for k in 0..n {
+                prop_assert!(d.next(k % 2) < 13);
+            }
+            let _ = d.finish();
+        }
+    }
+}
