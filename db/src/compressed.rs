@@ -18,8 +18,8 @@
 //!     16    4  seed count n of the level, u32 LE
 //!     20    4  model length, u32 LE: S² bytes for an alphabet of S symbols, S = 2n+1 values
 //!              −n..n (coders 1, 2); 2 S² with coder 3, S = 1 + the level's largest depth
-//!              (depths 0..S−1, S at most 256); 64 S² with coder 4 (32 S contexts); 16 S²
-//!              with coder 5 (8 S contexts)
+//!              (depths 0..S−1, S at most 256); 64 S² with coder 4 (32 S contexts);
+//!              with coder 5 what its sparse model takes (12160 contexts)
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  index offset, u64 LE (= 64 + model length)
 //!     40    8  data offset, u64 LE (= index offset + groups × 120)
@@ -28,8 +28,10 @@
 //!     64    …  model: for each context, the code length (0..=11, 0 = unused) of each symbol,
 //!              one byte each: S contexts (the previous symbol p) with coders 1 and 2; 2 S
 //!              with coder 3 (won positions after depth p, then lost ones after depth p);
-//!              with coders 4 and 5, each symbol's rANS frequency, u16 LE, in 32 S or 8 S
-//!              contexts (each row sums to 4096, every frequency at least 1)
+//!              with coder 4, each symbol's rANS frequency, u16 LE, in 32 S contexts (each
+//!              row sums to 4096, every frequency at least 1); with coder 5, S as u16 LE,
+//!              then for each of 12160 contexts its symbols of frequency above 0, as
+//!              varints (`rans::Model::to_sparse_bytes`; rows sum to 4096)
 //!      …    …  index: one 120-byte record per group of 8 blocks (4096 values; 8192 with coder 2)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
 //!                  8  16  start of each block, relative to the group, u16 LE × 8
@@ -154,8 +156,9 @@ pub enum Form {
     /// Depths to conversion, every one stored (coder 3): a `.cdepth` table. Read as ever;
     /// [`Form::DepthRans`] is what the depth pass writes now.
     Depth,
-    /// Depths to conversion by rANS under the position's side and class and the previous
-    /// depth (coder 5): a `.cdepth` table, smaller, for a decoder that steps the boards.
+    /// Depths to conversion by rANS under the position's side, class and size of value, the
+    /// previous depth and the depth one run back (coder 5): a `.cdepth` table, smaller, for a
+    /// decoder that steps the boards.
     DepthRans,
 }
 
@@ -300,13 +303,16 @@ impl CompressedHeader {
             Form::Depth => 2 * self.symbols(),
             Form::SelfContained | Form::Probe => self.symbols(),
             Form::ProbeRans => contexts::contexts(self.symbols()),
-            Form::DepthRans => contexts::depth_contexts(self.symbols()),
+            Form::DepthRans => contexts::DEPTH_CONTEXTS,
         }
     }
 
     /// Bytes of the model: a code length per context and symbol, or with coder 4 a 16-bit
-    /// frequency.
+    /// frequency; coder 5's sparse model takes what it takes, up to the index.
     fn model_len(&self) -> usize {
+        if self.form == Form::DepthRans {
+            return self.index_offset.saturating_sub(HEADER_LEN as u64) as usize;
+        }
         let per = if self.form.uses_rans() { 2 } else { 1 };
         per * self.contexts() * self.symbols()
     }
@@ -346,7 +352,8 @@ impl CompressedHeader {
         h
     }
 
-    /// Parse and check a header read from `path` (its first bytes are the magic).
+    /// Parse and check a header read from `path` (its first bytes are the magic; with coder 5,
+    /// the two after the header too: the model's alphabet size).
     pub fn from_bytes(path: &Path, h: &[u8]) -> Result<CompressedHeader, TableError> {
         let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
@@ -386,8 +393,11 @@ impl CompressedHeader {
             Form::SelfContained | Form::Probe | Form::ProbeRans => 2 * seeds + 1,
             // Two square models, won and lost: the model length is 2 S².
             Form::Depth => (u32_at(20) / 2).isqrt(),
-            // 8 S contexts of S 16-bit frequencies: 16 S² bytes.
-            Form::DepthRans => (u32_at(20) / 16).isqrt(),
+            // The sparse model's first two bytes.
+            Form::DepthRans => match h.get(HEADER_LEN..HEADER_LEN + 2) {
+                Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
+                None => 0,
+            },
         };
         let header = CompressedHeader {
             form,
@@ -406,7 +416,9 @@ impl CompressedHeader {
                 "model length",
                 match form {
                     Form::Depth => format!("2 S² for S in 1..={MAX_DEPTH_SYMBOLS}"),
-                    Form::DepthRans => format!("16 S² for S in 1..={MAX_DEPTH_SYMBOLS}"),
+                    Form::DepthRans => {
+                        format!("the bytes up to the index, an alphabet of 1..={MAX_DEPTH_SYMBOLS}")
+                    }
                     _ => model_len.to_string(),
                 },
                 u32_at(20).to_string(),
@@ -674,7 +686,8 @@ impl Compressed {
         // SAFETY: as for plain tables (see `table::map_file`): read-only, private, and files are
         // only ever renamed into place; the slice length is fixed here.
         let map = unsafe { Mmap::map(file) }.map_err(io_err(path))?;
-        let header = CompressedHeader::from_bytes(path, &map[..(len as usize).min(HEADER_LEN)])?;
+        let header =
+            CompressedHeader::from_bytes(path, &map[..(len as usize).min(HEADER_LEN + 2)])?;
         let min_len = header.data_offset + TAIL as u64;
         if len < min_len {
             return Err(TableError::BadLength {
@@ -694,13 +707,16 @@ impl Compressed {
             });
         }
         let coding = if header.form.uses_rans() {
-            Coding::Rans(rans::Model::from_le_bytes(symbols, model).map_err(|e| {
-                TableError::Mismatch {
-                    path: path.to_path_buf(),
-                    field: "model",
-                    expected: format!("frequencies summing to {} in each context", rans::TOTAL),
-                    got: e.to_string(),
-                }
+            let model = if header.form == Form::DepthRans {
+                rans::Model::from_sparse_bytes(contexts::DEPTH_CONTEXTS, model)
+            } else {
+                rans::Model::from_le_bytes(symbols, model)
+            };
+            Coding::Rans(model.map_err(|e| TableError::Mismatch {
+                path: path.to_path_buf(),
+                field: "model",
+                expected: format!("frequencies summing to {} in each context", rans::TOTAL),
+                got: e.to_string(),
             })?)
         } else {
             Coding::Huffman(Model::from_lengths(symbols, model).ok_or_else(|| {
@@ -1359,8 +1375,7 @@ fn encode_group(
                 }
                 Coder::RansDepth { model } => {
                     let values = c.expect("a depth table's values");
-                    let (at, symbols) = (first + at as u64, model.symbols());
-                    contexts::depth_pairs(level, symbols, at, segment, values, &mut pairs);
+                    contexts::depth_pairs(level, first + at as u64, segment, values, &mut pairs);
                     model.encode(&pairs, &mut bits.out);
                 }
             }
@@ -1611,7 +1626,7 @@ fn run_with(
     let contexts = match form {
         Form::Depth => 2 * symbols,
         Form::ProbeRans => contexts::contexts(symbols),
-        Form::DepthRans => contexts::depth_contexts(symbols),
+        Form::DepthRans => contexts::DEPTH_CONTEXTS,
         Form::SelfContained | Form::Probe => symbols,
     };
     let (seg, group) = (form.segment(), form.group());
@@ -1655,7 +1670,7 @@ fn run_with(
                 }
                 if form == Form::DepthRans {
                     let start = first + at as u64;
-                    contexts::depth_pairs(&level, symbols, start, segment, signs, &mut pairs);
+                    contexts::depth_pairs(&level, start, segment, signs, &mut pairs);
                     for &(ctx, s) in &pairs {
                         k[ctx * symbols + s] += 1;
                     }
@@ -1720,8 +1735,9 @@ fn run_with(
             progress(0, end);
         }
         if form == Form::DepthRans {
-            let model = rans::Model::fit(symbols, &counts);
-            let bytes = model.to_le_bytes();
+            // Every (context, depth) pair is counted: the ones never seen get nothing.
+            let model = rans::Model::fit_seen(symbols, &counts);
+            let bytes = model.to_sparse_bytes();
             (Coder::RansDepth { model }, bytes)
         } else {
             let lengths = fit(symbols, &counts, false);

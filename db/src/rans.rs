@@ -23,8 +23,12 @@
 //! 2^23 instead, with the same decoder. A decoder that reads every byte and ends in state 0
 //! or 2^23 decoded the segment the encoder wrote, or bytes the table's checksum refuses.
 //!
-//! Every symbol of every context has a frequency of at least 1: any symbol can be coded in
-//! any context (a probe form's don't-cares may store a value its context never saw).
+//! A model fitted by [`Model::fit`] gives every symbol of every context a frequency of at
+//! least 1: any symbol can be coded in any context (a probe form's don't-cares may store a
+//! value its context never saw). One fitted by [`Model::fit_seen`] gives the symbols a
+//! context never saw frequency 0, and their share to the others: for tables whose every
+//! (context, symbol) pair is counted before the model is fitted (depths). A symbol of
+//! frequency 0 is never decoded, whatever the bytes.
 //!
 //! A context's slots 0..4096 go to its symbols in order of frequency, the most frequent first
 //! (ties by symbol), so that the decoder finds a slot's symbol by a short linear search that
@@ -42,7 +46,7 @@ pub const LOW: u64 = 1 << 23;
 /// The most symbols a model's alphabet may have (each needs a frequency of at least 1).
 pub const MAX_SYMBOLS: usize = 1 << 11;
 
-/// A model that cannot be: frequencies that do not sum to [`TOTAL`], or a zero one.
+/// A model that cannot be: frequencies that do not sum to [`TOTAL`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ModelError {
     /// Not a whole number of contexts, or an alphabet of no symbols or too many.
@@ -60,14 +64,6 @@ pub enum ModelError {
         context: usize,
         /// Their sum.
         got: u32,
-    },
-    /// A symbol that could not be coded.
-    #[error("context {context}: symbol {symbol} has frequency 0 (expected at least 1)")]
-    Zero {
-        /// The context.
-        context: usize,
-        /// The symbol.
-        symbol: usize,
     },
 }
 
@@ -122,6 +118,52 @@ impl Model {
         Model::from_frequencies(symbols, freq).expect("fit makes a valid model")
     }
 
+    /// The model of `counts` for a coder that codes only what was counted: a symbol never seen
+    /// in a context gets frequency 0 there (and cannot be coded in it), each seen one at least
+    /// 1, and the rest of [`TOTAL`] is shared by the counts, so that the probability the
+    /// unseen symbols would take goes to the seen ones (a context never seen gives it all to
+    /// symbol 0). For tables whose every (context, symbol) pair is known before the model is
+    /// fitted, such as depths; [`Model::to_sparse_bytes`] stores such a model in about 2–3
+    /// bytes a seen pair.
+    ///
+    /// # Panics
+    /// As [`Model::fit`].
+    pub fn fit_seen(symbols: usize, counts: &[u64]) -> Model {
+        assert!(
+            (1..=MAX_SYMBOLS).contains(&symbols) && counts.len() % symbols == 0,
+            "{} counts in rows of {symbols}",
+            counts.len()
+        );
+        let total_f = u64::from(TOTAL);
+        let mut freq = Vec::with_capacity(counts.len());
+        for row in counts.chunks(symbols) {
+            let total: u64 = row.iter().sum();
+            if total == 0 {
+                // Nothing is coded here: all to symbol 0, the cheapest row to store.
+                freq.push(TOTAL as u16);
+                freq.extend(std::iter::repeat_n(0, symbols - 1));
+                continue;
+            }
+            let seen = row.iter().filter(|&&k| k > 0).count() as u64;
+            let spare = total_f - seen;
+            let mut f: Vec<u64> = row
+                .iter()
+                .map(|&k| {
+                    if k == 0 {
+                        0
+                    } else {
+                        1 + (u128::from(k) * u128::from(spare) / u128::from(total)) as u64
+                    }
+                })
+                .collect();
+            let sum: u64 = f.iter().sum();
+            let top = (0..symbols).max_by_key(|&s| f[s]).expect("symbols > 0");
+            f[top] += total_f - sum;
+            freq.extend(f.iter().map(|&x| x as u16));
+        }
+        Model::from_frequencies(symbols, freq).expect("fit_seen makes a valid model")
+    }
+
     /// The model of stored frequencies, checked.
     pub fn from_frequencies(symbols: usize, freq: Vec<u16>) -> Result<Model, ModelError> {
         if !(1..=MAX_SYMBOLS).contains(&symbols) || freq.len() % symbols != 0 {
@@ -135,9 +177,6 @@ impl Model {
         let mut ends = Vec::with_capacity(freq.len());
         let mut ranked: Vec<usize> = Vec::with_capacity(symbols);
         for (context, row) in freq.chunks(symbols).enumerate() {
-            if let Some(symbol) = row.iter().position(|&f| f == 0) {
-                return Err(ModelError::Zero { context, symbol });
-            }
             let sum: u32 = row.iter().map(|&f| u32::from(f)).sum();
             if sum != TOTAL {
                 return Err(ModelError::Sum { context, got: sum });
@@ -184,6 +223,75 @@ impl Model {
         Model::from_frequencies(symbols, freq)
     }
 
+    /// The model as a table stores a sparse one (fitted by [`Model::fit_seen`]): the alphabet's
+    /// size, then each context's symbols of frequency above 0, each after the gap since the
+    /// last:
+    ///
+    /// ```text
+    ///   u16 LE   S, symbols per context
+    ///   per context:  m, then m × (gap, frequency)      each a LEB128 varint
+    ///                 gap = symbol − (the last one + 1), from symbol 0
+    /// ```
+    pub fn to_sparse_bytes(&self) -> Vec<u8> {
+        let mut out = (self.symbols as u16).to_le_bytes().to_vec();
+        for row in self.freq.chunks(self.symbols) {
+            let seen = row.iter().filter(|&&f| f > 0).count();
+            leb128(&mut out, seen as u64);
+            let mut next = 0;
+            for (s, &f) in row.iter().enumerate().filter(|(_, &f)| f > 0) {
+                leb128(&mut out, (s - next) as u64);
+                leb128(&mut out, u64::from(f));
+                next = s + 1;
+            }
+        }
+        out
+    }
+
+    /// The model of `contexts` contexts that [`Model::to_sparse_bytes`] stored, checked as
+    /// [`Model::from_frequencies`] does; bytes that end early or late, a symbol past the
+    /// alphabet or a frequency of 0 are a shape error.
+    pub fn from_sparse_bytes(contexts: usize, bytes: &[u8]) -> Result<Model, ModelError> {
+        let shape = |symbols| ModelError::Shape { symbols, got: 0 };
+        if bytes.len() < 2 {
+            return Err(shape(0));
+        }
+        let symbols = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
+        if !(1..=MAX_SYMBOLS).contains(&symbols) {
+            return Err(shape(symbols));
+        }
+        let mut at = 2;
+        let mut read = || -> Result<u64, ModelError> {
+            let mut x = 0u64;
+            for shift in (0..21).step_by(7) {
+                let b = *bytes.get(at).ok_or(shape(symbols))?;
+                at += 1;
+                x |= u64::from(b & 0x7f) << shift;
+                if b & 0x80 == 0 {
+                    return Ok(x);
+                }
+            }
+            Err(shape(symbols))
+        };
+        let mut freq = vec![0u16; contexts * symbols];
+        for row in freq.chunks_mut(symbols) {
+            let seen = read()?;
+            let mut next = 0u64;
+            for _ in 0..seen {
+                let s = next + read()?;
+                let f = read()?;
+                if s >= symbols as u64 || f == 0 || f > u64::from(TOTAL) {
+                    return Err(shape(symbols));
+                }
+                row[s as usize] = f as u16;
+                next = s + 1;
+            }
+        }
+        if at != bytes.len() {
+            return Err(shape(symbols));
+        }
+        Model::from_frequencies(symbols, freq)
+    }
+
     /// Symbols per context.
     pub fn symbols(&self) -> usize {
         self.symbols
@@ -209,7 +317,8 @@ impl Model {
     /// whether it had to start from 2^23 (see the module's documentation).
     ///
     /// # Panics
-    /// If a context or a symbol is out of the model's range.
+    /// If a context or a symbol is out of the model's range, or a symbol has frequency 0 in
+    /// its context (see [`Model::fit_seen`]).
     pub fn encode(&self, pairs: &[(usize, usize)], out: &mut Vec<u8>) -> bool {
         let mut bytes = Vec::new();
         for start in [0, LOW] {
@@ -220,6 +329,7 @@ impl Model {
                 assert!(s < self.symbols, "symbol {s} of {}", self.symbols);
                 let at = c * self.symbols + s;
                 let (f, cum) = (u64::from(self.freq[at]), u64::from(self.cum[at]));
+                assert!(f > 0, "symbol {s} has frequency 0 in context {c}");
                 if x >= LOW {
                     let x_max = ((LOW >> PROBABILITY_BITS) << 8) * f;
                     while x >= x_max {
@@ -265,6 +375,16 @@ impl Model {
         d.refill();
         d
     }
+}
+
+/// Append `x` as an unsigned LEB128 varint: 7 bits a byte, low first, the top bit set on all
+/// but the last.
+fn leb128(out: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        out.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
 }
 
 /// Decodes one segment, a symbol at a time, each in the context its caller computes from
@@ -370,17 +490,89 @@ mod tests {
     }
 
     #[test]
+    fn fit_seen_gives_unseen_symbols_nothing_and_seen_ones_at_least_1() {
+        let counts = [0, 5, 0, 1_000_000, 0, 0, 0, 0, 1, 0, 0, 0];
+        let m = Model::fit_seen(4, &counts);
+        let f = m.frequencies();
+        assert_eq!(f[0], 0);
+        assert!(f[1] >= 1 && f[3] > 4000);
+        // A row never seen gives it all to symbol 0.
+        assert_eq!(&f[4..8], &[TOTAL as u16, 0, 0, 0]);
+        assert_eq!(&f[8..12], &[TOTAL as u16, 0, 0, 0]);
+        for row in f.chunks(4) {
+            assert_eq!(row.iter().map(|&x| u32::from(x)).sum::<u32>(), TOTAL);
+        }
+        // The seen symbols cost less than under `fit`, which keeps 1 for each unseen one.
+        assert!(m.bits(0, 3) < Model::fit(4, &counts).bits(0, 3));
+        assert_eq!(m.bits(2, 0), 0.0);
+        // What was counted codes and decodes; an unseen symbol is never decoded.
+        let pairs = [(0, 3), (0, 1), (2, 0), (0, 3), (0, 3)];
+        round_trip(&m, &pairs);
+        let mut rng = SplitMix64(8);
+        for _ in 0..200 {
+            let bytes: Vec<u8> = (0..8).map(|_| rng.next_u64() as u8).collect();
+            let mut d = m.decoder(&bytes);
+            for _ in 0..20 {
+                let s = d.next(0);
+                assert!(s == 1 || s == 3, "{s}");
+                assert_eq!(d.next(2), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_bytes_give_the_same_model_and_refuse_damage() {
+        let counts: Vec<u64> = (0..300u64 * 6)
+            .map(|i| {
+                if i % 7 == 0 || i % 11 == 0 {
+                    i * 31 % 1000
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let m = Model::fit_seen(300, &counts);
+        let bytes = m.to_sparse_bytes();
+        assert_eq!(Model::from_sparse_bytes(6, &bytes), Ok(m.clone()));
+        // Far smaller than the dense rows where most symbols are unseen.
+        assert!(bytes.len() * 3 < m.to_le_bytes().len(), "{}", bytes.len());
+        // A row of one symbol: its count, the gap and 4096 in two bytes.
+        let one = Model::fit_seen(3, &[0, 0, 5]);
+        assert_eq!(one.to_sparse_bytes(), vec![3, 0, 1, 2, 0x80, 0x20]);
+        // Too short, too long, the wrong number of contexts, a symbol past the alphabet, a
+        // frequency of 0, rows that do not sum to 4096: errors, never a model.
+        assert!(Model::from_sparse_bytes(6, &bytes[..bytes.len() - 1]).is_err());
+        assert!(Model::from_sparse_bytes(6, &[&bytes[..], &[0]].concat()).is_err());
+        assert!(Model::from_sparse_bytes(5, &bytes).is_err());
+        assert!(Model::from_sparse_bytes(1, &[3, 0, 1, 3, 0x80, 0x20]).is_err());
+        assert!(Model::from_sparse_bytes(1, &[3, 0, 1, 2, 0]).is_err());
+        assert!(Model::from_sparse_bytes(1, &[3, 0, 1, 2, 0x80, 0x10]).is_err());
+        assert!(Model::from_sparse_bytes(1, &[0, 0, 0]).is_err());
+        assert!(Model::from_sparse_bytes(1, &[]).is_err());
+        // Any bytes: an error or a model, never a panic.
+        let mut rng = SplitMix64(12);
+        for _ in 0..2000 {
+            let mut bad = bytes.clone();
+            let at = (rng.next_u64() % bad.len() as u64) as usize;
+            bad[at] = rng.next_u64() as u8;
+            if let Ok(other) = Model::from_sparse_bytes(6, &bad) {
+                assert_eq!(other.contexts(), 6);
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "frequency 0")]
+    fn an_unseen_symbol_cannot_be_encoded() {
+        let m = Model::fit_seen(3, &[4, 0, 1]);
+        m.encode(&[(0, 1)], &mut Vec::new());
+    }
+
+    #[test]
     fn bad_frequencies_are_errors() {
         assert_eq!(
             Model::from_frequencies(2, vec![4095, 1, 7]),
             Err(ModelError::Shape { symbols: 2, got: 3 })
-        );
-        assert_eq!(
-            Model::from_frequencies(2, vec![4096, 0]),
-            Err(ModelError::Zero {
-                context: 0,
-                symbol: 1
-            })
         );
         assert_eq!(
             Model::from_frequencies(2, vec![4095, 1, 4000, 1]),

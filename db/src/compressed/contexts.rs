@@ -315,25 +315,61 @@ pub(super) fn decode(
     !whole || decoder.finish()
 }
 
-/// Contexts of coder 5's model (depths) for `symbols` depths: side (won, lost) × class ×
-/// the previous won or lost position's depth.
-pub(super) const fn depth_contexts(symbols: usize) -> usize {
-    2 * CLASSES * symbols
-}
+/// Classes of the previous depth, and of the depth one run back: exact to 11, then wider.
+const DEPTH_BUCKETS: usize = 19;
+/// Classes of how much a position wins or loses: |value| 1, 2, 3–4, 5 or more.
+const SIZES: usize = 4;
 
+/// Contexts of coder 5's model (depths), whatever the alphabet: side (won, lost) × class ×
+/// size × the previous won or lost position's depth (bucketed) × the depth one run back
+/// (bucketed, or none).
+pub(super) const DEPTH_CONTEXTS: usize = 2 * CLASSES * SIZES * DEPTH_BUCKETS * (DEPTH_BUCKETS + 1);
+
+/// A depth's class: exact to 11, then 12–15, 16–23, 24–31, 32–47, 48–63, 64–95, 96 on.
 #[inline]
-fn depth_context(symbols: usize, lost: bool, class: usize, previous: usize) -> usize {
-    ((usize::from(lost) * CLASSES) + class) * symbols + previous
+fn depth_bucket(d: usize) -> usize {
+    match d {
+        0..=11 => d,
+        12..=15 => 12,
+        16..=23 => 13,
+        24..=31 => 14,
+        32..=47 => 15,
+        48..=63 => 16,
+        64..=95 => 17,
+        _ => 18,
+    }
 }
 
-/// The (context, depth) pairs coding one segment of a depth table (coder 5) of `symbols`
-/// depths, into `pairs`: entries `first..` of `level`, whose depths are `depths` and values
-/// `values`. A draw's depth is 0 and not coded; a won or lost position's is coded after its
-/// side, its class and the depth of the last won or lost position before it in the segment
-/// (0 for the first).
+/// The context of a won or lost position's depth: its value `v` (not 0), its board's
+/// `class`, the `previous` coded depth in the segment, and the depth one run back (`None`:
+/// no run back in the segment).
+#[inline]
+fn depth_context(v: i8, class: usize, previous: usize, back: Option<usize>) -> usize {
+    let size = match v.unsigned_abs() {
+        0 | 1 => 0,
+        2 => 1,
+        3 | 4 => 2,
+        _ => 3,
+    };
+    let side = usize::from(v < 0);
+    (((side * CLASSES + class) * SIZES + size) * DEPTH_BUCKETS + depth_bucket(previous))
+        * (DEPTH_BUCKETS + 1)
+        + back.map_or(DEPTH_BUCKETS, depth_bucket)
+}
+
+/// The depth one run back of entry `k` of a segment whose depths so far are `depths`.
+#[inline]
+fn depth_back(depths: &[u8], k: usize, back: usize) -> Option<usize> {
+    (back != 0 && back <= k).then(|| usize::from(depths[k - back]))
+}
+
+/// The (context, depth) pairs coding one segment of a depth table (coder 5), into `pairs`:
+/// entries `first..` of `level`, whose depths are `depths` and values `values`. A draw's
+/// depth is 0 and not coded; a won or lost position's is coded in the context of
+/// [`depth_context`]: its side and size, its class, the depth of the last won or lost position
+/// before it in the segment (0 for the first), and the depth one run back (a draw's is 0).
 pub(super) fn depth_pairs(
     level: &Level,
-    symbols: usize,
     first: u64,
     depths: &[u8],
     values: &[i8],
@@ -342,15 +378,13 @@ pub(super) fn depth_pairs(
     pairs.clear();
     let boards = level.boards(first..first + depths.len() as u64);
     let mut previous = 0;
-    for ((&d, &v), board) in depths.iter().zip(values).zip(boards) {
+    for (k, ((&d, &v), board)) in depths.iter().zip(values).zip(boards).enumerate() {
         if v == 0 {
             continue;
         }
-        let (class, _) = features(&board.pits());
-        pairs.push((
-            depth_context(symbols, v < 0, class, previous),
-            usize::from(d),
-        ));
+        let (class, back) = features(&board.pits());
+        let context = depth_context(v, class, previous, depth_back(depths, k, back));
+        pairs.push((context, usize::from(d)));
         previous = usize::from(d);
     }
 }
@@ -370,22 +404,22 @@ pub(super) fn decode_depths(
     values: &[i8],
     whole: bool,
 ) -> bool {
-    let symbols = model.symbols();
     let stop = first + out.len();
+    let mut depths = [0u8; 1 << super::PROBE_SEGMENT_LOG2];
     let mut decoder = model.decoder(bytes);
     let mut previous = 0;
     for (k, board) in level.boards(start..start + stop as u64).enumerate() {
-        let d = if values[k] == 0 {
-            0
-        } else {
-            let (class, _) = features(&board.pits());
-            let d = decoder.next(depth_context(symbols, values[k] < 0, class, previous));
+        if values[k] != 0 {
+            let (class, back) = features(&board.pits());
+            let context = depth_context(values[k], class, previous, depth_back(&depths, k, back));
+            let d = decoder.next(context);
+            // The alphabet has at most 256 depths.
+            depths[k] = d as u8;
             previous = d;
-            d
-        };
+        }
         if k >= first {
             // A depth above 127 wraps here and back in the caller's `as u8`.
-            out[k - first] = d as u8 as i8;
+            out[k - first] = depths[k] as i8;
         }
     }
     !whole || decoder.finish()
@@ -473,6 +507,75 @@ mod tests {
                 .rank(&crate::Board::from_pits(pits))
                 .expect("the same opponent row");
             assert_eq!(r + back as u64, i, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn depth_buckets_are_exact_to_11_then_widen_and_never_overflow() {
+        let buckets: Vec<usize> = (0..256).map(depth_bucket).collect();
+        assert_eq!(&buckets[..12], &(0..12).collect::<Vec<_>>()[..]);
+        assert!(buckets.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(buckets[255], DEPTH_BUCKETS - 1);
+        assert_eq!((buckets[12], buckets[15], buckets[16]), (12, 12, 13));
+        // Every context is in range, and the features each change it.
+        let mut seen = std::collections::HashSet::new();
+        for v in [-9i8, -3, -2, -1, 1, 2, 4, 48] {
+            for class in 0..CLASSES {
+                for previous in [0, 5, 13, 255] {
+                    for back in [None, Some(0), Some(7), Some(200)] {
+                        let c = depth_context(v, class, previous, back);
+                        assert!(c < DEPTH_CONTEXTS);
+                        seen.insert(c);
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 8 * CLASSES * 4 * 4);
+    }
+
+    #[test]
+    fn depth_segments_decode_back_whole_and_in_part() {
+        let mut rng = SplitMix64(17);
+        let mut pairs = Vec::new();
+        for _ in 0..300 {
+            let n = 2 + rng.below(10) as u32;
+            let level = Level::new(n);
+            let len = (1 + rng.below(128)).min(level.size()) as usize;
+            let first = rng.below(level.size() - len as u64 + 1);
+            let symbols = 1 + rng.below(40) as usize;
+            let values: Vec<i8> = (0..len)
+                .map(|_| rng.below(2 * n as u64 + 1) as i8 - n as i8)
+                .collect();
+            let depths: Vec<u8> = values
+                .iter()
+                .map(|&v| {
+                    if v == 0 {
+                        0
+                    } else {
+                        rng.below(symbols as u64) as u8
+                    }
+                })
+                .collect();
+            depth_pairs(&level, first, &depths, &values, &mut pairs);
+            assert_eq!(pairs.len(), values.iter().filter(|&&v| v != 0).count());
+            let mut counts = vec![0u64; DEPTH_CONTEXTS * symbols];
+            for &(c, s) in &pairs {
+                counts[c * symbols + s] += 1;
+            }
+            let model = rans::Model::fit_seen(symbols, &counts);
+            let mut bytes = Vec::new();
+            model.encode(&pairs, &mut bytes);
+            let mut out = vec![0i8; len];
+            assert!(decode_depths(
+                &model, &level, first, &bytes, 0, &mut out, &values, true
+            ));
+            assert_eq!(out.iter().map(|&d| d as u8).collect::<Vec<_>>(), depths);
+            let from = rng.below(len as u64) as usize;
+            let mut part = vec![0i8; len - from];
+            assert!(decode_depths(
+                &model, &level, first, &bytes, from, &mut part, &values, false
+            ));
+            assert_eq!(part, out[from..]);
         }
     }
 
