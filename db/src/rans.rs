@@ -89,33 +89,7 @@ impl Model {
     /// # Panics
     /// If `symbols` is 0 or above [`MAX_SYMBOLS`], or `counts` is not whole rows.
     pub fn fit(symbols: usize, counts: &[u64]) -> Model {
-        assert!(
-            (1..=MAX_SYMBOLS).contains(&symbols) && counts.len() % symbols == 0,
-            "{} counts in rows of {symbols}",
-            counts.len()
-        );
-        let total_f = u64::from(TOTAL);
-        let spare = total_f - symbols as u64;
-        let mut freq = Vec::with_capacity(counts.len());
-        for row in counts.chunks(symbols) {
-            let total: u64 = row.iter().sum();
-            let mut f: Vec<u64> = if total == 0 {
-                (0..symbols as u64)
-                    .map(|s| total_f / symbols as u64 + u64::from(s < total_f % symbols as u64))
-                    .collect()
-            } else {
-                // 128-bit products: counts may be up to a level's size.
-                row.iter()
-                    .map(|&k| 1 + (u128::from(k) * u128::from(spare) / u128::from(total)) as u64)
-                    .collect()
-            };
-            let sum: u64 = f.iter().sum();
-            // The rounding's rest to the most frequent symbol, where it costs least.
-            let top = (0..symbols).max_by_key(|&s| f[s]).expect("symbols > 0");
-            f[top] += total_f - sum;
-            freq.extend(f.iter().map(|&x| x as u16));
-        }
-        Model::from_frequencies(symbols, freq).expect("fit makes a valid model")
+        Model::fit_rows(symbols, counts, false)
     }
 
     /// The model of `counts` for a coder that codes only what was counted: a symbol never seen
@@ -129,6 +103,11 @@ impl Model {
     /// # Panics
     /// As [`Model::fit`].
     pub fn fit_seen(symbols: usize, counts: &[u64]) -> Model {
+        Model::fit_rows(symbols, counts, true)
+    }
+
+    /// [`Model::fit`], or with `seen_only` [`Model::fit_seen`].
+    fn fit_rows(symbols: usize, counts: &[u64], seen_only: bool) -> Model {
         assert!(
             (1..=MAX_SYMBOLS).contains(&symbols) && counts.len() % symbols == 0,
             "{} counts in rows of {symbols}",
@@ -138,30 +117,33 @@ impl Model {
         let mut freq = Vec::with_capacity(counts.len());
         for row in counts.chunks(symbols) {
             let total: u64 = row.iter().sum();
-            if total == 0 {
+            let mut f: Vec<u64> = if total == 0 && seen_only {
                 // Nothing is coded here: all to symbol 0, the cheapest row to store.
-                freq.push(TOTAL as u16);
-                freq.extend(std::iter::repeat_n(0, symbols - 1));
-                continue;
-            }
-            let seen = row.iter().filter(|&&k| k > 0).count() as u64;
-            let spare = total_f - seen;
-            let mut f: Vec<u64> = row
-                .iter()
-                .map(|&k| {
-                    if k == 0 {
-                        0
-                    } else {
-                        1 + (u128::from(k) * u128::from(spare) / u128::from(total)) as u64
-                    }
-                })
-                .collect();
+                (0..symbols)
+                    .map(|s| if s == 0 { total_f } else { 0 })
+                    .collect()
+            } else if total == 0 {
+                (0..symbols as u64)
+                    .map(|s| total_f / symbols as u64 + u64::from(s < total_f % symbols as u64))
+                    .collect()
+            } else {
+                // Each symbol that must be codable gets 1, the counts share the rest
+                // (128-bit products: counts may be up to a level's size).
+                let floor = |k: u64| u64::from(k > 0 || !seen_only);
+                let spare = total_f - row.iter().map(|&k| floor(k)).sum::<u64>();
+                row.iter()
+                    .map(|&k| {
+                        floor(k) + (u128::from(k) * u128::from(spare) / u128::from(total)) as u64
+                    })
+                    .collect()
+            };
             let sum: u64 = f.iter().sum();
+            // The rounding's rest to the most frequent symbol, where it costs least.
             let top = (0..symbols).max_by_key(|&s| f[s]).expect("symbols > 0");
             f[top] += total_f - sum;
             freq.extend(f.iter().map(|&x| x as u16));
         }
-        Model::from_frequencies(symbols, freq).expect("fit_seen makes a valid model")
+        Model::from_frequencies(symbols, freq).expect("a fit makes a valid model")
     }
 
     /// The model of stored frequencies, checked.
