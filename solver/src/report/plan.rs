@@ -45,10 +45,10 @@ const COMPRESSED_BITS: [f64; 35] = [
 /// The measured growth of the bits per position with the level over 24..34.
 const COMPRESSED_TREND: f64 = 0.0159;
 
-/// Bits per position of a compressed depth table (`level-NN.cdepth`, coder 5): the mean of
-/// levels 24..27 of the awari database, each written from the depth pass's tables
-/// (docs/performance.md; coder 3, before, took 2.95).
-pub const COMPRESSED_DEPTH_BITS: f64 = 2.58;
+/// Bits per position of a compressed depth table (`level-NN.cdepth`, coder 5): levels 24..27
+/// of the awari database as `awari-solver depth` wrote them (docs/performance.md; 2.55 at odd
+/// levels, 2.36 at even ones; the first coder 5 took 2.58, coder 3 2.95).
+pub const COMPRESSED_DEPTH_BITS: f64 = 2.47;
 
 /// Bytes of level `n`'s depth table as `build --depth` stores it by default: plain (one byte
 /// a position) up to [`crate::depth::PLAIN_DEPTH_UP_TO`] seeds, compressed above.
