@@ -271,6 +271,10 @@ mod tests {
             "1 0 0 0 0 0 0 0 0 0 0 x",
             ",,1 0 0 0 0 0 0 0 0 0 0 1,,",
             "1 0 0 0 0 0 0 0 0 0 0 1\u{a0}",
+            // Eleven numbers, two separators in a row once: no empty number between them.
+            "4  4 4 4 4 4 4 4 4 4 4",
+            "4,4,4,4,4,,4,4,4,4,4",
+            "4, 4, 4, 4, 4, 4, 4, 4, 4, 4,\t4",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -289,8 +293,20 @@ mod tests {
                     rng.below(top).to_string()
                 })
                 .collect();
-            let sep = seps[rng.below(seps.len() as u64) as usize];
-            lines.push(words.join(sep));
+            // One separator for the line, or one per gap.
+            let one = rng.below(2) == 0;
+            let mut sep = seps[rng.below(seps.len() as u64) as usize];
+            let mut line = String::new();
+            for (k, w) in words.iter().enumerate() {
+                if k > 0 {
+                    if !one {
+                        sep = seps[rng.below(seps.len() as u64) as usize];
+                    }
+                    line.push_str(sep);
+                }
+                line.push_str(w);
+            }
+            lines.push(line);
         }
         let mut simple = 0;
         for line in &lines {
