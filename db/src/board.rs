@@ -249,6 +249,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn words_are_twelve_pits_or_start_or_one_line() {
+        let words: Vec<String> = (0..12).map(|i| (i % 5).to_string()).collect();
+        let b = Board::parse_words(&words).unwrap();
+        assert_eq!(b.pits(), [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1]);
+        assert_eq!(Board::parse_words(&["start"]).unwrap(), Board::START);
+        assert_eq!(Board::parse_words(&[words.join(" ")]).unwrap(), b);
+        assert_eq!(
+            Board::parse_words(&words[..11]),
+            Err(BoardError::WrongPitCount { got: 11 })
+        );
+        let mut bad = words.clone();
+        bad[3] = "x".into();
+        assert!(Board::parse_words(&bad).is_err());
+        bad[3] = "49".into();
+        assert!(Board::parse_words(&bad).is_err());
+    }
+
     /// `parse_simple` gives what `parse` gives, or leaves the line to it.
     #[test]
     fn parse_simple_agrees_with_parse() {
@@ -275,6 +293,9 @@ mod tests {
             "4  4 4 4 4 4 4 4 4 4 4",
             "4,4,4,4,4,,4,4,4,4,4",
             "4, 4, 4, 4, 4, 4, 4, 4, 4, 4,\t4",
+            // Eleven numbers and a separator at the end: no twelfth number after it.
+            "4 4 4 4 4 4 4 4 4 4 4 ",
+            "4,4,4,4,4,4,4,4,4,4,4,\n",
         ]
         .iter()
         .map(|s| s.to_string())
