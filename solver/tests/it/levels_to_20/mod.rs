@@ -1,4 +1,4 @@
-//! Tests on every level up to 20 (19 or 16 under abapa and grand slam, see [`top_of`] and each
+//! Tests on every level up to 20 (18 or 16 under abapa and grand slam, see [`top_of`] and each
 //! test) under the three rule sets, sharing one in-memory build per
 //! rule set (the reference): the two-bit algorithm writes the same bytes ([`two_bit`]), and the
 //! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]),
@@ -25,11 +25,10 @@ pub(crate) const TOP: u32 = crate::common::reference::SHARED_TOP;
 
 /// The highest level the two defining identities (the two-bit build's bytes, the compact depth
 /// pass's depths) reach under `rules`, the reference's own top
-/// ([`crate::common::reference::shared_top`]): 20 under awari, 19 under abapa and grand slam.
+/// ([`crate::common::reference::shared_top`]): 20 under awari, 18 under abapa and grand slam.
 /// Level 20 alone is 38 % of levels 0..20 and the only one above 2^26 positions, where the
-/// depth pass stops cutting wave 0's chunks in parts; that size-dependent path does not depend
-/// on the rules, and awari takes it. The two levels saved are about 160 s of CI's CPU, and as
-/// much again in the references not built to 20.
+/// depth pass stops cutting wave 0's chunks in parts; that and the other size-dependent paths
+/// do not depend on the rules, and awari takes them (see `shared_top`).
 pub(crate) fn top_of(rules: Rules) -> u32 {
     crate::common::reference::shared_top(rules)
 }

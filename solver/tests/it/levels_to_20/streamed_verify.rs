@@ -41,7 +41,7 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
 }
 
 /// Both checks go to [`verify_top`]: 20 under awari and 16 under the other rule sets, whose
-/// levels 17..19 are recomputed from their children by the compact depth test's value check
+/// levels 17 and 18 are recomputed from their children by the compact depth test's value check
 /// (`depth.rs`, the check of `verify --prove`), so a second and a third recomputation there
 /// would add minutes and no power. Under awari the lookup check stops at 18: levels 19 and 20
 /// (132 M positions, each child looked up) would be a minute and a half of CI's CPU, and the
