@@ -47,7 +47,7 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
       # this misses are then run again against the whole fast tier (FILTER='all()').
       filter='binary(it) & (test(builder_agrees_with_value_iteration) | test(lincke_histograms)'
       filter+=' | test(/^determinism::/) | test(verify_passes_and_catches_corruption)'
-      filter+=' | test(compact_depths_equal_the_in_memory_waves)) | (kind(lib) & test(/^level::/))'
+      filter+=' | test(compact_depths_equal_the_in_memory_waves)) | (kind(lib) & test(/^(level|settle)::/))'
     fi
     cargo mutants -p "$pkg" --file "$f" --test-tool nextest --profile mutants \
       --jobs "${JOBS:-1}" --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE \

@@ -420,3 +420,230 @@ pub(crate) fn raise_exit(word: &AtomicU16, exit: i8) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The state word's rules checked against their meaning, word by word: what a step seeds,
+    //! what a settled child does to its parent, how exits rise. The level algorithms' tests
+    //! (value iteration, the published histograms) check the same rules through whole levels;
+    //! these find a broken one in milliseconds and name the word.
+    use super::*;
+    use awari_db::SplitMix64;
+
+    /// Every exit a word can hold: none, or a capture's value within ±48.
+    fn exits() -> impl Iterator<Item = i8> {
+        std::iter::once(NO_EXIT).chain(-48..=48)
+    }
+
+    /// The words an unsettled position can have: any exit, 0..=6 children left.
+    fn unsettled_words() -> impl Iterator<Item = (i8, u8, u16)> {
+        exits().flat_map(|e| (0..=6u8).map(move |c| (e, c, unsettled(e, c))))
+    }
+
+    #[test]
+    fn a_word_holds_its_exit_and_counter_or_its_value() {
+        for (e, c, w) in unsettled_words() {
+            assert_eq!((exit_of(w), counter_of(w)), (e, c), "{w:#06x}");
+            assert_eq!(w & SETTLED, 0);
+            assert_eq!(value_of(w), 0, "an unsettled position ends a draw");
+        }
+        for v in -48..=48 {
+            let w = settled(v);
+            assert_ne!(w & SETTLED, 0);
+            assert_eq!(value_of(w), v);
+        }
+        // Exits, counters and values are all told apart.
+        let all: std::collections::HashSet<u16> = unsettled_words()
+            .map(|(_, _, w)| w)
+            .chain((-48..=48).map(settled))
+            .collect();
+        assert_eq!(all.len(), 98 * 7 + 97);
+    }
+
+    /// Step `i` seeds an unsettled position that an exit wins by at least i, or that is lost
+    /// by i: no child left unsettled, and no exit better than -i.
+    fn seeds_at(exit: i8, counter: u8, i: i8) -> bool {
+        match exit {
+            e if e >= i => true,
+            e if e == -i => counter == 0,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn seeds_are_wins_by_exits_and_losses_with_no_child_left() {
+        for i in 1..=48 {
+            for (e, c, w) in unsettled_words() {
+                let want = seeds_at(e, c, i);
+                assert_eq!(is_seed(w, i), want, "exit {e} counter {c} step {i}");
+                assert_eq!(
+                    seed_flag(w, i),
+                    u16::from(want),
+                    "exit {e} counter {c} step {i}"
+                );
+            }
+            // A settled position is never a seed again, whatever its value.
+            for v in -48..=48 {
+                assert!(!is_seed(settled(v), i) && seed_flag(settled(v), i) == 0);
+            }
+        }
+        // The vectorised flag agrees with the test on every 16-bit word, even those no
+        // position has.
+        for w in 0..=u16::MAX {
+            for i in [1, 2, 7, 24, 48] {
+                assert_eq!(
+                    seed_flag(w, i),
+                    u16::from(is_seed(w, i)),
+                    "{w:#06x} step {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_settled_child_settles_or_counts_down_its_parent() {
+        for i in 1..=48 {
+            for (e, c, w) in unsettled_words().filter(|&(_, c, _)| c > 0) {
+                // A child lost by i: the parent moves there and wins by i.
+                assert_eq!(next_word(w, i, false), Some((settled(i), true)));
+                // A child won by i: one fewer to wait for; the last one loses the parent by i
+                // unless an exit does better than -i.
+                let want = if c == 1 && e <= -i {
+                    (settled(-i), true)
+                } else {
+                    (unsettled(e, c - 1), false)
+                };
+                assert_eq!(
+                    next_word(w, i, true),
+                    Some(want),
+                    "exit {e} counter {c} step {i}"
+                );
+                for won in [false, true] {
+                    let atomic = AtomicU16::new(w);
+                    let done = update_word(&atomic, i, won);
+                    assert_eq!(Some((atomic.into_inner(), done)), next_word(w, i, won));
+                }
+            }
+            for v in -48..=48 {
+                for won in [false, true] {
+                    assert_eq!(next_word(settled(v), i, won), None);
+                    let atomic = AtomicU16::new(settled(v));
+                    assert!(!update_word(&atomic, i, won));
+                    assert_eq!(atomic.into_inner(), settled(v));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exits_only_rise_and_keep_the_counter() {
+        for (e, c, w) in unsettled_words() {
+            for x in exits() {
+                let want = unsettled(e.max(x), c);
+                let shared = AtomicU16::new(w);
+                raise_exit(&shared, x);
+                assert_eq!(shared.into_inner(), want, "exit {e} raised to {x}");
+                let owned = AtomicU16::new(w);
+                raise_exit_owned(&owned, x);
+                assert_eq!(owned.into_inner(), want, "exit {e} raised to {x}");
+            }
+        }
+    }
+
+    /// Random words of positions: unsettled with small exits and counters (so that seeds of
+    /// both kinds are common), or settled.
+    fn random_words(rng: &mut SplitMix64, len: usize) -> Vec<u16> {
+        (0..len)
+            .map(|_| match rng.below(4) {
+                0 => settled(rng.below(9) as i8 - 4),
+                1 => unsettled(NO_EXIT, rng.below(3) as u8),
+                _ => unsettled(rng.below(9) as i8 - 4, rng.below(3) as u8),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_seed_scans_settle_the_seeds_and_nothing_else() {
+        let mut rng = SplitMix64(4);
+        // Lengths off the scans' groups of 32 and 64, and a whole chunk.
+        for len in [0, 1, 31, 33, 64, 65, 1000, CHUNK] {
+            for i in 1..=4 {
+                let words = random_words(&mut rng, len);
+                let mut want_seeds = Vec::new();
+                let mut want_words = words.clone();
+                for (k, w) in want_words.iter_mut().enumerate() {
+                    if seeds_at(exit_of(*w), counter_of(*w), i) && *w & SETTLED == 0 {
+                        let win = exit_of(*w) >= i;
+                        want_seeds.push((k as u32, win));
+                        *w = settled(if win { i } else { -i });
+                    }
+                }
+                let mut plain = words.clone();
+                let seeds: Vec<(u32, bool)> =
+                    settle_seeds(i, &mut plain).iter().map(seed_entry).collect();
+                assert_eq!(
+                    (&seeds, &plain),
+                    (&want_seeds, &want_words),
+                    "len {len} step {i}"
+                );
+                let atomic: Vec<AtomicU16> = words.iter().map(|&w| AtomicU16::new(w)).collect();
+                let mut called = Vec::new();
+                let scanned = scan_seeds(i, &atomic, |k| called.push(k as u32));
+                let after: Vec<u16> = atomic.into_iter().map(AtomicU16::into_inner).collect();
+                assert_eq!(
+                    (&scanned, &after),
+                    (&want_seeds, &want_words),
+                    "len {len} step {i}"
+                );
+                let offsets: Vec<u32> = want_seeds.iter().map(|s| s.0).collect();
+                assert_eq!(called, offsets);
+            }
+        }
+    }
+
+    #[test]
+    fn seed_boards_are_the_unranked_offsets() {
+        let level = Level::new(12);
+        let mut rng = SplitMix64(12);
+        let start = 1000;
+        // Offsets near each other (stepped to) and far apart (unranked), both flags.
+        let mut k = 0u32;
+        let mut seeds = Vec::new();
+        for _ in 0..300 {
+            let gap = if rng.below(2) == 0 { 16 } else { 200 };
+            k += 1 + rng.below(gap) as u32;
+            seeds.push((k, rng.below(2) == 0));
+        }
+        let boards = seed_boards(&level, start, seeds.iter().copied());
+        assert_eq!(boards.len(), seeds.len());
+        for (&(k, win), &(board, flag)) in seeds.iter().zip(&boards) {
+            assert_eq!(
+                (board, flag),
+                (level.unrank(start + u64::from(k)), win),
+                "offset {k}"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_sort_values_by_sign_and_add_up() {
+        let mut a = LevelCounts::default();
+        for v in [3, 1, 0, -1, -2, -48, 48, 0] {
+            a.add(v);
+        }
+        assert_eq!((a.wins, a.draws, a.losses), (3, 2, 3));
+        let b = LevelCounts {
+            wins: 10,
+            draws: 20,
+            losses: 30,
+        };
+        assert_eq!(
+            a.merge(b),
+            LevelCounts {
+                wins: 13,
+                draws: 22,
+                losses: 33
+            }
+        );
+    }
+}
