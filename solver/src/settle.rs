@@ -625,6 +625,169 @@ mod tests {
         }
     }
 
+    /// A level's words in plain atomics: the simplest state that settles.
+    struct Words(Vec<AtomicU16>);
+
+    impl Settle for Words {
+        fn touch(&self, q: u64) -> u64 {
+            u64::from(self.0[q as usize].load(Relaxed))
+        }
+        fn update(&self, q: u64, i: i8, child_won: bool) -> bool {
+            update_word(&self.0[q as usize], i, child_won)
+        }
+    }
+
+    /// A level's words at step `i` with some positions just seeded: each position unsettled
+    /// with a random small exit and its number of quiet children as its counter, or settled
+    /// already; about one in forty of the unsettled ones settled as a seed of step `i`
+    /// (won or lost by i), returned with its board.
+    fn seeded_level(rng: &mut SplitMix64, level: &Level, i: i8) -> (Vec<u16>, Vec<(Board, bool)>) {
+        let mut seeds = Vec::new();
+        let words = (0..level.size())
+            .map(|q| {
+                let board = level.unrank(q);
+                let mut children = 0;
+                let mut from = 0;
+                while let Some((pit, _)) = board.next_quiet_child(Rules::Awari, level, from, None) {
+                    children += 1;
+                    from = pit + 1;
+                }
+                match rng.below(40) {
+                    0..=4 => settled(rng.below(7) as i8 - 3),
+                    5 => {
+                        let win = rng.below(2) == 0;
+                        seeds.push((board, win));
+                        settled(if win { i } else { -i })
+                    }
+                    k => {
+                        let exit = if k < 10 {
+                            NO_EXIT
+                        } else {
+                            rng.below(7) as i8 - 3
+                        };
+                        unsettled(exit, children)
+                    }
+                }
+            })
+            .collect();
+        (words, seeds)
+    }
+
+    /// What a walk one settled board at a time settles from `seeds`: the words after it, how
+    /// many it settled, and the (index, won) news `divert` took, sorted.
+    fn walk(
+        level: &Level,
+        i: i8,
+        mut words: Vec<u16>,
+        seeds: &[(Board, bool)],
+        divert: impl Fn(u64) -> bool,
+    ) -> (Vec<u16>, u64, Vec<(u64, bool)>) {
+        let (mut count, mut diverted) = (0, Vec::new());
+        let mut stack = seeds.to_vec();
+        while let Some((board, win)) = stack.pop() {
+            board.for_each_ranked_predecessor(Rules::Awari, level, |q, parent| {
+                if divert(q) {
+                    diverted.push((q, win));
+                } else if let Some((new, done)) = next_word(words[q as usize], i, win) {
+                    words[q as usize] = new;
+                    if done {
+                        count += 1;
+                        stack.push((parent, !win));
+                    }
+                }
+            });
+        }
+        diverted.sort_unstable();
+        (words, count, diverted)
+    }
+
+    #[test]
+    fn propagation_settles_what_a_walk_one_board_at_a_time_settles() {
+        let level = Level::new(9);
+        let mut rng = SplitMix64(9);
+        for i in [1, 2, 3] {
+            let (words, seeds) = seeded_level(&mut rng, &level, i);
+            assert!(seeds.len() > 2 * BATCH, "{}", seeds.len());
+            let atomics = |w: &[u16]| Words(w.iter().map(|&w| AtomicU16::new(w)).collect());
+            let plain =
+                |s: Words| -> Vec<u16> { s.0.into_iter().map(AtomicU16::into_inner).collect() };
+
+            // Everything, pipelined in batches.
+            let (want, want_count, _) = walk(&level, i, words.clone(), &seeds, |_| false);
+            assert!(want_count > 100, "step {i}: {want_count}");
+            let state = atomics(&words);
+            let mut stack = seeds.clone();
+            let count = propagate(&state, &level, Rules::Awari, i, &mut stack);
+            assert!(stack.is_empty());
+            assert_eq!(
+                (count, plain(state)),
+                (want_count, want.clone()),
+                "step {i}"
+            );
+
+            // A third of the predecessors left to the caller, as another rank's.
+            let theirs = |q: u64| q % 3 == 0;
+            let (want, want_count, want_diverted) = walk(&level, i, words.clone(), &seeds, theirs);
+            let state = atomics(&words);
+            let mut stack = seeds.clone();
+            let mut diverted = Vec::new();
+            let count = propagate_diverting(
+                &state,
+                &level,
+                Rules::Awari,
+                i,
+                &mut stack,
+                &mut |q, won| {
+                    diverted.push((q, won));
+                    theirs(q)
+                },
+            );
+            diverted.retain(|&(q, _)| theirs(q));
+            diverted.sort_unstable();
+            assert_eq!(
+                (count, plain(state)),
+                (want_count, want),
+                "step {i}, diverting"
+            );
+            assert_eq!(diverted, want_diverted, "step {i}");
+
+            // One batch at a time through `expand`, which names each position it settles.
+            let (want, want_count, _) = walk(&level, i, words.clone(), &seeds, |_| false);
+            let state = atomics(&words);
+            let mut stack = seeds.clone();
+            let mut named = Vec::new();
+            while !stack.is_empty() {
+                let k = stack
+                    .len()
+                    .saturating_sub(1 + rng.below(2 * BATCH as u64) as usize);
+                let batch: Vec<(Board, bool)> = stack.drain(k..).collect();
+                let mut out = Vec::new();
+                expand(
+                    &state,
+                    &level,
+                    Rules::Awari,
+                    i,
+                    &batch,
+                    &mut out,
+                    |q| named.push(q),
+                    &mut |_, _| false,
+                );
+                stack.extend(out);
+            }
+            let after = plain(state);
+            assert_eq!(
+                (named.len() as u64, &after),
+                (want_count, &want),
+                "step {i}, expand"
+            );
+            named.sort_unstable();
+            let newly: Vec<u64> = (0..level.size())
+                .filter(|&q| words[q as usize] & SETTLED == 0 && after[q as usize] & SETTLED != 0)
+                .collect();
+            assert_eq!(named, newly, "step {i}, expand");
+        }
+    }
+
     #[test]
     fn counts_sort_values_by_sign_and_add_up() {
         let mut a = LevelCounts::default();
