@@ -265,6 +265,24 @@ mod tests {
         assert!(Board::parse_words(&bad).is_err());
         bad[3] = "49".into();
         assert!(Board::parse_words(&bad).is_err());
+        // One word of one number is one pit given, whatever the word: not a line to parse.
+        for one in ["x", "4", "49"] {
+            assert_eq!(
+                Board::parse_words(&[one]),
+                Err(BoardError::WrongPitCount { got: 1 }),
+                "{one}"
+            );
+        }
+        // Twelve words, one of them two numbers: that pit's word is bad, not the count.
+        let mut two = words.clone();
+        two[0] = "4 4".into();
+        assert_eq!(
+            Board::parse_words(&two),
+            Err(BoardError::BadNumber {
+                pit: 0,
+                got: "4 4".into()
+            })
+        );
     }
 
     /// `parse_simple` gives what `parse` gives, or leaves the line to it.
