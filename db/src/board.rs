@@ -221,6 +221,53 @@ impl FromStr for Board {
 mod tests {
     use super::*;
 
+    /// A board prints as its 12 counts, one space between them, and reads back from that
+    /// text by `parse`, `FromStr` and `parse_simple` alike; `Debug` wraps the same text.
+    #[test]
+    fn text_round_trips() {
+        let b = Board::new([10, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 10]).unwrap();
+        let text = "10 1 2 3 4 5 6 7 0 0 0 10";
+        assert_eq!(b.to_string(), text);
+        assert_eq!(format!("{b:?}"), format!("Board({text})"));
+        assert_eq!(text.parse::<Board>(), Ok(b));
+        assert_eq!(Board::parse(text), Ok(b));
+        assert_eq!(Board::parse_simple(text.as_bytes()), Some(b));
+        assert_eq!(" 4 x".parse::<Board>(), Board::parse(" 4 x"));
+        assert!(" 4 x".parse::<Board>().is_err());
+    }
+
+    /// A pit word above 48 is an error naming that count, even where it would wrap around a
+    /// byte to a small one (256 + 4) and the rest of the board is empty or not.
+    #[test]
+    fn pit_words_above_48_are_errors() {
+        for (word, got) in [("49", 49), ("260", 260), ("300", 300)] {
+            let mut words = vec!["1"; PITS];
+            words[5] = word;
+            assert_eq!(
+                Board::parse_words(&words),
+                Err(BoardError::TooManySeeds { got }),
+                "{word}"
+            );
+            assert_eq!(
+                Board::parse(&words.join(" ")),
+                Err(BoardError::TooManySeeds { got }),
+                "{word}"
+            );
+        }
+    }
+
+    /// The diagram puts pit 0 bottom left, the mover's row left to right, the opponent's
+    /// right to left above it (counts right-aligned, two digits fit).
+    #[test]
+    fn diagram_rows_run_counterclockwise() {
+        let b = Board::new([0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 12]).unwrap();
+        let want = "          11  10   9   8   7   6\n\
+                    \x20 North   12   0   0   8   7   6\n\
+                    \x20 South    0   1   2   3   4   5   (to move)\n\
+                    \x20          0   1   2   3   4   5\n";
+        assert_eq!(b.diagram(), want);
+    }
+
     /// The seed counts of a board, of each row, whether the opponent row is full, and the
     /// rotation, on boards where each differs (mutation testing found the row counts untested).
     #[test]
