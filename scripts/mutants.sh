@@ -15,7 +15,8 @@
 #                   are skipped, so a run stopped part way resumes)
 #   FILTER=expr   a nextest filter expression: only these tests run against each mutant
 #                 (default: all, but for settle.rs the quick checks that a wrong settled value
-#                 cannot pass, see below; run its missed mutants again with FILTER='all()')
+#                 cannot pass, and for moves.rs the rules' and un-moves' checks, see below; run
+#                 their missed mutants again with FILTER='all()')
 # Mutants are built with the `mutants` profile (Cargo.toml: the test profile's optimisation,
 # but incremental with 256 codegen units), so a mutant rebuilds in about 5 s instead of 36,
 # and the tests stop at the first failure, the running ones killed (`--max-fail=1:immediate`).
@@ -48,6 +49,11 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
       filter='binary(it) & (test(builder_agrees_with_value_iteration) | test(lincke_histograms)'
       filter+=' | test(/^determinism::/) | test(verify_passes_and_catches_corruption)'
       filter+=' | test(compact_depths_equal_the_in_memory_waves)) | (kind(lib) & test(/^(level|settle)::/))'
+    fi
+    if [ -z "$filter" ] && [ "$f" = db/src/moves.rs ]; then
+      # The rules' cases, the OpenSpiel vectors, and the exhaustive and random un-move and
+      # un-capture checks: about 26 s, against the db tier's 60-90.
+      filter='test(/^(moves|unmoves|uncaptures)::/) | test(properties::unmoves_invert_moves)'
     fi
     cargo mutants -p "$pkg" --file "$f" --test-tool nextest --profile mutants \
       --jobs "${JOBS:-1}" --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE \

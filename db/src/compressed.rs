@@ -1413,6 +1413,13 @@ enum Coder {
 /// settle by the fourth: 2.512 bits per position of level 16 after four, 2.524 after three).
 const PROBE_FITS: usize = 4;
 
+/// With rANS (coder 4), the first two refits see only every this many of the sample's
+/// groups: they only steer the free entries' choices from the crude first costs, and the
+/// last two, over the whole sample, give the model. The search's passes over the sample
+/// cost 2.25 instead of 4, for 0.02 % more bytes at levels 14..18 and 0.06 % at level 20
+/// (2.457 bits per position instead of 2.456).
+const PROBE_EARLY_FIT_STRIDE: usize = 8;
+
 /// Groups the probe form's model is fitted to: about 2048 spread over the level.
 fn sample_stride(groups: u64) -> u64 {
     (groups / 2048).max(1)
@@ -1633,7 +1640,7 @@ fn run_with(
     let groups = entries.div_ceil(group as u64);
     // A batch's entries, and its side information: the probe form's ceilings, or a depth
     // table's values.
-    let read_batch = |start: u64, end: u64| -> Result<(Vec<u8>, Option<Vec<i8>>), TableError> {
+    let read_fresh = |start: u64, end: u64| -> Result<(Vec<u8>, Option<Vec<i8>>), TableError> {
         let mut buf = vec![0u8; (end - start) as usize];
         read(start, &mut buf)?;
         let side = match side {
@@ -1645,6 +1652,23 @@ fn run_with(
             Side::None => None,
         };
         Ok((buf, side))
+    };
+    // A level of one batch is read once, for the sample, the encoding and the check alike:
+    // the probe form's ceilings (a capture search for each entry) would be the most costly
+    // part of its compression three times over.
+    let whole = match side {
+        Side::Ceilings(_) if entries <= BATCH && !estimate_only => Some(read_fresh(0, entries)?),
+        _ => None,
+    };
+    let read_batch = |start: u64, end: u64| match &whole {
+        Some((values, side)) => {
+            let (s, e) = (start as usize, end as usize);
+            Ok((
+                values[s..e].to_vec(),
+                side.as_ref().map(|c| c[s..e].to_vec()),
+            ))
+        }
+        None => read_fresh(start, end),
     };
     // The counts per context of entries `first..` (values or depths), coded as they will be:
     // the probe form's free entries as its search chooses them under `weights`.
@@ -1763,12 +1787,18 @@ fn run_with(
             .collect::<Result<_, TableError>>()?;
         if form == Form::ProbeRans {
             // The same refits, of rANS frequencies, from costs of a bit to repeat the
-            // previous symbol and two for any other.
+            // previous symbol and two for any other; the first two of a part of the sample.
             let mut costs = contexts::Costs::initial(symbols);
             let mut model = rans::Model::fit(symbols, &vec![0; contexts * symbols]);
-            for _ in 0..PROBE_FITS {
+            for fit in 1..=PROBE_FITS {
+                let stride = if fit + 1 < PROBE_FITS {
+                    PROBE_EARLY_FIT_STRIDE
+                } else {
+                    1
+                };
                 let counts = sample
                     .par_iter()
+                    .step_by(stride)
                     .map(|(first, v, c)| count(v, c.as_deref(), Weights::Rans(&costs), *first))
                     .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
                 model = rans::Model::fit(symbols, &counts);

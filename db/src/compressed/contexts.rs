@@ -240,14 +240,28 @@ pub(super) fn segment_pairs(
         let class = feats[k].0;
         let guess = back_guess(k);
         let (row, next) = bits.split_at_mut((k + 1) * symbols);
-        let next = &mut next[lo..=hi];
-        next.fill(u16::MAX);
-        for y in reach.0..=reach.1 {
-            let b = row[k * symbols + y];
-            let r = guess.map_or(0, |g| relation(g, y));
-            let after_y = &costs.row(context(symbols, class, y, r))[lo..=hi];
-            for (x, &c) in next.iter_mut().zip(after_y) {
-                *x = (*x).min(b.saturating_add(c));
+        let row = &row[k * symbols..];
+        let cost_of = |y: usize| {
+            costs.row(context(
+                symbols,
+                class,
+                y,
+                guess.map_or(0, |g| relation(g, y)),
+            ))
+        };
+        if lo == hi {
+            // A fixed entry (about half of them): one state to reach, from each of the last.
+            next[lo] = (reach.0..=reach.1)
+                .map(|y| row[y].saturating_add(cost_of(y)[lo]))
+                .min()
+                .expect("a reached state");
+        } else {
+            let next = &mut next[lo..=hi];
+            next.fill(u16::MAX);
+            for (y, &b) in row.iter().enumerate().take(reach.1 + 1).skip(reach.0) {
+                for (x, &c) in next.iter_mut().zip(&cost_of(y)[lo..=hi]) {
+                    *x = (*x).min(b.saturating_add(c));
+                }
             }
         }
         reach = (lo, hi);
