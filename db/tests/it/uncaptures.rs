@@ -80,8 +80,14 @@ fn random_boards_up_to_48() {
                 );
                 found += 1;
             }
-            // Sound: each un-capture of the board really captures into it.
-            for c in 2..=(48 - n).min(18) as u8 {
+            // Sound: each un-capture of the board really captures into it; none takes fewer
+            // than 2 seeds or makes a parent of more than 48.
+            for c in 0..=18u8 {
+                if c < 2 || n + u32::from(c) > 48 {
+                    let none = board.uncaptures(rules, c);
+                    assert!(none.is_empty(), "{rules}: {board} captures {c}: {none:?}");
+                    continue;
+                }
                 for (parent, pit) in board.uncaptures(rules, c) {
                     let moves = parent.legal_moves(rules);
                     let m = moves.get(usize::from(pit)).unwrap_or_else(|| {
