@@ -11,6 +11,7 @@
 #   TIMEOUT=300   seconds a mutant's tests may take before it counts as "timeout"
 #   SUMMARY_ONLY=1  only print the table of an earlier run in OUT
 #   RE=regex      only the mutants whose name matches (e.g. 'sow|Sowing::|outcome': the rules)
+#   EXCLUDE_RE=regex  leave out the mutants whose name matches (e.g. a part run before)
 #   ITERATE=        test every mutant again (by default those an earlier run in OUT caught
 #                   are skipped, so a run stopped part way resumes)
 #   FILTER=expr   a nextest filter expression: only these tests run against each mutant
@@ -57,7 +58,7 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
     fi
     cargo mutants -p "$pkg" --file "$f" --test-tool nextest --profile mutants \
       --jobs "${JOBS:-1}" --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE \
-      ${RE:+--re "$RE"} -- --max-fail=1:immediate ${filter:+-E "$filter"} || true
+      ${RE:+--re "$RE"} ${EXCLUDE_RE:+--exclude-re "$EXCLUDE_RE"} -- --max-fail=1:immediate ${filter:+-E "$filter"} || true
   done
 fi
 printf '| file | mutants | caught | missed | timeout | unviable |\n|---|---|---|---|---|---|\n'
