@@ -250,7 +250,7 @@ pub(super) fn segment_pairs(
             ))
         };
         if lo == hi {
-            // A fixed entry (about half of them): one state to reach, from each of the last.
+            // One symbol allowed (a fixed entry): one state to reach, from each of the last.
             next[lo] = (reach.0..=reach.1)
                 .map(|y| row[y].saturating_add(cost_of(y)[lo]))
                 .min()
