@@ -141,3 +141,27 @@ fn boards_in_order_across_large_levels() {
         assert_eq!(count, end - start);
     }
 }
+
+/// An empty range of boards is empty wherever it lies, at the level's end and past it too (it
+/// unranks nothing: mutation testing found `start < end` → `<=` unranking the index past the
+/// last).
+#[test]
+fn empty_board_ranges_are_empty_anywhere() {
+    for n in [0, 1, 5, 13] {
+        let level = Level::new(n);
+        let size = level.size();
+        for (start, end) in [
+            (0, 0),
+            (size / 2, size / 2),
+            (size, size),
+            (size + 3, size + 9),
+        ] {
+            assert_eq!(
+                level.boards(start..end).count(),
+                0,
+                "level {n}: {start}..{end}"
+            );
+        }
+        assert_eq!(level.boards(size - 1..size + 5).count(), 1, "level {n}");
+    }
+}
