@@ -35,6 +35,8 @@
 //! usually stops at the first one or two: a binary search over the cumulative frequencies took
 //! 85 ns a symbol, its loads missing the cache one after another.
 
+use std::sync::OnceLock;
+
 use thiserror::Error;
 
 /// Bits of a frequency: every context's frequencies sum to 2^12.
@@ -67,20 +69,47 @@ pub enum ModelError {
     },
 }
 
-/// Frequencies and where each symbol's slots start, one row of `symbols` per context, and
-/// for the decoder each context's symbols by rank (most frequent first) with the end of their
-/// slots.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Each context's symbols of frequency above 0 by rank (most frequent first) with the end
+/// of their slots, all the decoder reads; the encoder's rows of frequencies and first slots
+/// per (context, symbol) are made from them on first use.
+///
+/// ```text
+///   rows:   0      r1         r2 ...   one start per context, then the end
+///   order:  s s s  s s s s s  ...      a context's symbols of frequency > 0, by rank
+///   ends:   e e 4096 e e ... 4096      the end of each one's slots
+/// ```
+///
+/// So a sparse model (a depth table's: thousands of contexts of a few symbols each) opens in
+/// time and memory of its stored pairs, not of contexts × symbols.
+#[derive(Clone, Debug)]
 pub struct Model {
     symbols: usize,
-    freq: Vec<u16>,
-    /// Per context and symbol: its first slot.
-    cum: Vec<u16>,
-    /// Per context and rank: the symbol.
+    /// Per context: where its ranks start in `order` and `ends`; one more entry, the end.
+    rows: Vec<u32>,
+    /// Per rank: the symbol.
     order: Vec<u16>,
-    /// Per context and rank: the end of its slots (the last rank's is 4096).
+    /// Per rank: the end of its slots (each context's last is 4096).
     ends: Vec<u16>,
+    /// The encoder's view, made on first use.
+    dense: OnceLock<Dense>,
 }
+
+/// Per context and symbol (rows of `symbols`): the frequency and the first slot.
+#[derive(Clone, Debug)]
+struct Dense {
+    freq: Vec<u16>,
+    cum: Vec<u16>,
+}
+
+impl PartialEq for Model {
+    fn eq(&self, other: &Model) -> bool {
+        // The ranks are canonical (ties by symbol): equal ranks, equal frequencies.
+        (self.symbols, &self.rows, &self.order, &self.ends)
+            == (other.symbols, &other.rows, &other.order, &other.ends)
+    }
+}
+
+impl Eq for Model {}
 
 impl Model {
     /// The model of `counts` (one row of `symbols` per context): each symbol gets 1, and the
@@ -154,39 +183,40 @@ impl Model {
                 got: freq.len(),
             });
         }
-        let mut cum = vec![0u16; freq.len()];
-        let mut order = Vec::with_capacity(freq.len());
-        let mut ends = Vec::with_capacity(freq.len());
-        let mut ranked: Vec<usize> = Vec::with_capacity(symbols);
-        for (context, row) in freq.chunks(symbols).enumerate() {
-            let sum: u32 = row.iter().map(|&f| u32::from(f)).sum();
-            if sum != TOTAL {
-                return Err(ModelError::Sum { context, got: sum });
+        let mut builder = Ranks::new(symbols, freq.len() / symbols);
+        for row in freq.chunks(symbols) {
+            for (s, &f) in row.iter().enumerate().filter(|(_, &f)| f > 0) {
+                builder.seen.push((s as u16, f));
             }
-            ranked.clear();
-            ranked.extend(0..symbols);
-            ranked.sort_by_key(|&s| (std::cmp::Reverse(row[s]), s));
-            let mut c = 0u16;
-            for &s in &ranked {
-                cum[context * symbols + s] = c;
-                // The last end is 4096, which fits: the sum was checked.
-                c += row[s];
-                order.push(s as u16);
-                ends.push(c);
-            }
+            builder.end_row()?;
         }
-        Ok(Model {
-            symbols,
-            freq,
-            cum,
-            order,
-            ends,
+        Ok(builder.finish())
+    }
+
+    /// The encoder's frequencies and first slots, made from the ranks on first use.
+    fn dense(&self) -> &Dense {
+        self.dense.get_or_init(|| {
+            let len = self.contexts() * self.symbols;
+            let (mut freq, mut cum) = (vec![0u16; len], vec![0u16; len]);
+            for (c, w) in self.rows.windows(2).enumerate() {
+                let mut start = 0;
+                for r in w[0] as usize..w[1] as usize {
+                    let at = c * self.symbols + usize::from(self.order[r]);
+                    (freq[at], cum[at]) = (self.ends[r] - start, start);
+                    start = self.ends[r];
+                }
+            }
+            Dense { freq, cum }
         })
     }
 
     /// The model as a table stores it: each frequency, u16 LE, one row per context.
     pub fn to_le_bytes(&self) -> Vec<u8> {
-        self.freq.iter().flat_map(|f| f.to_le_bytes()).collect()
+        self.dense()
+            .freq
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect()
     }
 
     /// The model of stored bytes ([`Model::to_le_bytes`]), checked as
@@ -216,7 +246,7 @@ impl Model {
     /// ```
     pub fn to_sparse_bytes(&self) -> Vec<u8> {
         let mut out = (self.symbols as u16).to_le_bytes().to_vec();
-        for row in self.freq.chunks(self.symbols) {
+        for row in self.dense().freq.chunks(self.symbols) {
             let seen = row.iter().filter(|&&f| f > 0).count();
             leb128(&mut out, seen as u64);
             let mut next = 0;
@@ -254,8 +284,8 @@ impl Model {
             }
             Err(shape(symbols))
         };
-        let mut freq = vec![0u16; contexts * symbols];
-        for row in freq.chunks_mut(symbols) {
+        let mut builder = Ranks::new(symbols, contexts);
+        for _ in 0..contexts {
             let seen = read()?;
             let mut next = 0u64;
             for _ in 0..seen {
@@ -264,14 +294,15 @@ impl Model {
                 if s >= symbols as u64 || f == 0 || f > u64::from(TOTAL) {
                     return Err(shape(symbols));
                 }
-                row[s as usize] = f as u16;
+                builder.seen.push((s as u16, f as u16));
                 next = s + 1;
             }
+            builder.end_row()?;
         }
         if at != bytes.len() {
             return Err(shape(symbols));
         }
-        Model::from_frequencies(symbols, freq)
+        Ok(builder.finish())
     }
 
     /// Symbols per context.
@@ -281,17 +312,17 @@ impl Model {
 
     /// Number of contexts.
     pub fn contexts(&self) -> usize {
-        self.freq.len() / self.symbols
+        self.rows.len() - 1
     }
 
     /// The frequencies, one row of [`Model::symbols`] per context (what a table stores).
     pub fn frequencies(&self) -> &[u16] {
-        &self.freq
+        &self.dense().freq
     }
 
     /// What coding `symbol` in `context` costs, in bits (−log2 of its probability).
     pub fn bits(&self, context: usize, symbol: usize) -> f32 {
-        let f = self.freq[context * self.symbols + symbol];
+        let f = self.dense().freq[context * self.symbols + symbol];
         PROBABILITY_BITS as f32 - f32::from(f).log2()
     }
 
@@ -302,6 +333,7 @@ impl Model {
     /// If a context or a symbol is out of the model's range, or a symbol has frequency 0 in
     /// its context (see [`Model::fit_seen`]).
     pub fn encode(&self, pairs: &[(usize, usize)], out: &mut Vec<u8>) -> bool {
+        let dense = self.dense();
         let mut bytes = Vec::new();
         for start in [0, LOW] {
             bytes.clear();
@@ -310,7 +342,7 @@ impl Model {
             for &(c, s) in pairs.iter().rev() {
                 assert!(s < self.symbols, "symbol {s} of {}", self.symbols);
                 let at = c * self.symbols + s;
-                let (f, cum) = (u64::from(self.freq[at]), u64::from(self.cum[at]));
+                let (f, cum) = (u64::from(dense.freq[at]), u64::from(dense.cum[at]));
                 assert!(f > 0, "symbol {s} has frequency 0 in context {c}");
                 if x >= LOW {
                     let x_max = ((LOW >> PROBABILITY_BITS) << 8) * f;
@@ -359,6 +391,57 @@ impl Model {
     }
 }
 
+/// A model's ranks, built a context at a time: its symbols of frequency above 0 are pushed to
+/// `seen`, then [`Ranks::end_row`] checks their sum and ranks them.
+struct Ranks {
+    seen: Vec<(u16, u16)>,
+    model: Model,
+}
+
+impl Ranks {
+    fn new(symbols: usize, contexts: usize) -> Ranks {
+        let mut rows = Vec::with_capacity(contexts + 1);
+        rows.push(0);
+        Ranks {
+            seen: Vec::new(),
+            model: Model {
+                symbols,
+                rows,
+                order: Vec::new(),
+                ends: Vec::new(),
+                dense: OnceLock::new(),
+            },
+        }
+    }
+
+    /// Rank the context's symbols (most frequent first, ties by symbol) after checking that
+    /// their frequencies sum to [`TOTAL`].
+    fn end_row(&mut self) -> Result<(), ModelError> {
+        let m = &mut self.model;
+        let context = m.rows.len() - 1;
+        let sum: u32 = self.seen.iter().map(|&(_, f)| u32::from(f)).sum();
+        if sum != TOTAL {
+            return Err(ModelError::Sum { context, got: sum });
+        }
+        self.seen
+            .sort_unstable_by_key(|&(s, f)| (std::cmp::Reverse(f), s));
+        let mut end = 0u16;
+        for &(s, f) in &self.seen {
+            // The last end is 4096, which fits: the sum was checked.
+            end += f;
+            m.order.push(s);
+            m.ends.push(end);
+        }
+        m.rows.push(m.order.len() as u32);
+        self.seen.clear();
+        Ok(())
+    }
+
+    fn finish(self) -> Model {
+        self.model
+    }
+}
+
 /// Append `x` as an unsigned LEB128 varint: 7 bits a byte, low first, the top bit set on all
 /// but the last.
 fn leb128(out: &mut Vec<u8>, mut x: u64) {
@@ -395,7 +478,7 @@ impl Decoder<'_> {
     #[inline]
     pub fn next(&mut self, context: usize) -> usize {
         let m = self.model;
-        let row = context * m.symbols..(context + 1) * m.symbols;
+        let row = m.rows[context] as usize..m.rows[context + 1] as usize;
         let ends = &m.ends[row.clone()];
         let slot = (self.x & u64::from(TOTAL - 1)) as u16;
         // The first rank whose slots end past `slot` (the last one's end, 4096, always does).
@@ -515,7 +598,19 @@ mod tests {
             .collect();
         let m = Model::fit_seen(300, &counts);
         let bytes = m.to_sparse_bytes();
-        assert_eq!(Model::from_sparse_bytes(6, &bytes), Ok(m.clone()));
+        let read = Model::from_sparse_bytes(6, &bytes).unwrap();
+        assert_eq!(read, m);
+        // The encoder's rows, made from the ranks read, are the fitted ones: a segment coded
+        // with the model read decodes with the fitted one.
+        assert_eq!(read.frequencies(), m.frequencies());
+        let pairs: Vec<(usize, usize)> = (0..6 * 300)
+            .filter(|&i| counts[i] > 0)
+            .map(|i| (i / 300, i % 300))
+            .collect();
+        let mut out = Vec::new();
+        read.encode(&pairs, &mut out);
+        let mut d = m.decoder(&out);
+        assert!(pairs.iter().all(|&(c, s)| d.next(c) == s) && d.finish());
         // Far smaller than the dense rows where most symbols are unseen.
         assert!(bytes.len() * 3 < m.to_le_bytes().len(), "{}", bytes.len());
         // A row of one symbol: its count, the gap and 4096 in two bytes.
@@ -571,7 +666,9 @@ mod tests {
         let m = skewed(7, 3, 6);
         let bytes = m.to_le_bytes();
         assert_eq!(bytes.len(), 2 * 7 * 3);
-        assert_eq!(Model::from_le_bytes(7, &bytes), Ok(m));
+        let read = Model::from_le_bytes(7, &bytes).unwrap();
+        assert_eq!(read.frequencies(), m.frequencies());
+        assert_eq!(read, m);
         assert!(Model::from_le_bytes(7, &bytes[1..]).is_err());
     }
 

@@ -432,7 +432,7 @@ pub struct Table {
 #[derive(Debug)]
 enum Store {
     Plain { map: Option<Mmap>, offset: usize },
-    Compressed(Compressed),
+    Compressed(Box<Compressed>),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
@@ -519,7 +519,7 @@ impl Table {
         let compressed = got >= 8 && head[0..8] == compressed::MAGIC;
         let (header, store) = if compressed {
             let c = Compressed::open(path, &file)?;
-            (c.header().table_header(), Some(Store::Compressed(c)))
+            (c.header().table_header(), Some(Store::Compressed(Box::new(c))))
         } else {
             (Header::from_bytes(path, &head[..got])?, None)
         };
