@@ -519,7 +519,10 @@ impl Table {
         let compressed = got >= 8 && head[0..8] == compressed::MAGIC;
         let (header, store) = if compressed {
             let c = Compressed::open(path, &file)?;
-            (c.header().table_header(), Some(Store::Compressed(Box::new(c))))
+            (
+                c.header().table_header(),
+                Some(Store::Compressed(Box::new(c))),
+            )
         } else {
             (Header::from_bytes(path, &head[..got])?, None)
         };
