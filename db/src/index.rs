@@ -350,6 +350,12 @@ impl Iterator for Boards {
     }
 }
 
+/// The boards left are known exactly (`len`).
+impl ExactSizeIterator for Boards {}
+
+/// Once done, always done.
+impl std::iter::FusedIterator for Boards {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

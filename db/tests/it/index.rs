@@ -142,6 +142,33 @@ fn boards_in_order_across_large_levels() {
     }
 }
 
+/// A range of boards knows how many are left at every step, exactly (`size_hint`, `len`),
+/// ranges past the level's end clipped to it (mutation testing: a hint of `(0, None)`, of
+/// `(1, None)`, of an upper bound 0 or 1 passed every other test).
+#[test]
+fn board_ranges_know_how_many_boards_are_left() {
+    for (n, start, end) in [
+        (0, 0, 1),
+        (3, 2, 40),
+        (13, 1000, 1300),
+        (9, 0, 0),
+        (5, 250, 900),
+    ] {
+        let level = Level::new(n);
+        let mut boards = level.boards(start..end);
+        let mut left = end.min(level.size()).saturating_sub(start) as usize;
+        loop {
+            assert_eq!(boards.size_hint(), (left, Some(left)), "level {n}");
+            assert_eq!(boards.len(), left, "level {n}");
+            if boards.next().is_none() {
+                break;
+            }
+            left -= 1;
+        }
+        assert_eq!((left, boards.next()), (0, None), "level {n}");
+    }
+}
+
 /// An empty range of boards is empty wherever it lies, at the level's end and past it too (it
 /// unranks nothing: mutation testing found `start < end` → `<=` unranking the index past the
 /// last).
