@@ -331,10 +331,28 @@ fn truncated_and_wrong_headers_are_refused_on_open() {
 
 #[test]
 fn an_estimate_is_the_size_where_the_sample_is_the_whole_level_and_near_it_elsewhere() {
-    let d = temp("estimate");
     // Levels 11 (every group sampled, both forms) and 17 (every second group of the
-    // self-contained form, every group of the probe form's 8192-value ones).
-    for (n, exact) in [(11, true), (17, false)] {
+    // self-contained form).
+    estimate_against_size(
+        "estimate",
+        &[(11, false, true), (11, true, true), (17, false, false)],
+    );
+}
+
+/// Level 17 in the probe form (every one of its 8192-value groups sampled, in the encoder's
+/// two batches): the slow tier's, for the probe form's search over 21 M entries.
+#[test]
+#[ignore = "slow tier: cargo test -- --include-ignored"]
+fn an_estimate_of_a_level_of_two_batches_in_the_probe_form_is_its_size() {
+    estimate_against_size("estimate-two-batches", &[(17, true, true)]);
+}
+
+/// Compress and estimate synthetic levels, each `(n, in the probe form, every group
+/// sampled)`: the same entries, and the same bytes where every group is sampled, else within
+/// half a percent but not the same.
+fn estimate_against_size(name: &str, runs: &[(u32, bool, bool)]) {
+    let d = temp(name);
+    for &(n, probe, exact) in runs {
         let values = synthetic(n, 3 + u64::from(n));
         let mut rng = SplitMix64(9);
         let ceilings: Vec<i8> = values
@@ -352,25 +370,23 @@ fn an_estimate_is_the_size_where_the_sample_is_the_whole_level_and_near_it_elsew
             out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
             Ok(())
         };
-        for probe in [false, true] {
-            let free: Option<&compressed::ReadFreedom<'_>> = if probe { Some(&free) } else { None };
-            let path = d.join(format!("level-{n:02}-{probe}.cvalues"));
-            let real = compress(&path, Rules::Awari, n, &read, free, &|_, _| {}).unwrap();
-            let estimate =
-                compressed::estimate(&path, Rules::Awari, n, &read, free, &|_, _| {}).unwrap();
-            assert_eq!(estimate.entries, real.entries);
-            if exact || probe {
-                assert_eq!(estimate.bytes, real.bytes, "level {n}, probe form {probe}");
-            } else {
-                let ratio = estimate.bytes as f64 / real.bytes as f64;
-                assert!((ratio - 1.0).abs() < 0.005, "level {n}: {ratio}");
-                assert_ne!(
-                    estimate.bytes, real.bytes,
-                    "level {n}: a sample, not the level"
-                );
-            }
-            std::fs::remove_file(&path).unwrap();
+        let free: Option<&compressed::ReadFreedom<'_>> = if probe { Some(&free) } else { None };
+        let path = d.join(format!("level-{n:02}-{probe}.cvalues"));
+        let real = compress(&path, Rules::Awari, n, &read, free, &|_, _| {}).unwrap();
+        let estimate =
+            compressed::estimate(&path, Rules::Awari, n, &read, free, &|_, _| {}).unwrap();
+        assert_eq!(estimate.entries, real.entries);
+        if exact {
+            assert_eq!(estimate.bytes, real.bytes, "level {n}, probe form {probe}");
+        } else {
+            let ratio = estimate.bytes as f64 / real.bytes as f64;
+            assert!((ratio - 1.0).abs() < 0.005, "level {n}: {ratio}");
+            assert_ne!(
+                estimate.bytes, real.bytes,
+                "level {n}: a sample, not the level"
+            );
         }
+        std::fs::remove_file(&path).unwrap();
     }
     std::fs::remove_dir_all(&d).unwrap();
 }

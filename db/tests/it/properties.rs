@@ -72,6 +72,34 @@ fn cdepth_source() -> &'static DepthSource {
     })
 }
 
+/// A plain table and its file's bytes (as `write_table` writes them) of each level 0..=13,
+/// values and depths (the same format, content 1), entry `i` holding `i % 7`: written once,
+/// so that each case writes its damaged copy without the writer's fsync.
+fn plain_sources() -> &'static Vec<[(Header, Vec<u8>); 2]> {
+    static SOURCES: OnceLock<Vec<[(Header, Vec<u8>); 2]>> = OnceLock::new();
+    SOURCES.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("awari-prop-plain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("level.values");
+        let sources = (0..=13)
+            .map(|level| {
+                let size = level_size(level) as usize;
+                let data: Vec<u8> = (0..size).map(|i| (i % 7) as u8).collect();
+                [
+                    Header::values(Rules::Awari, level),
+                    Header::depth(Rules::Awari, level, 1),
+                ]
+                .map(|header| {
+                    write_table(&path, header, &data).unwrap();
+                    (header, std::fs::read(&path).unwrap())
+                })
+            })
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        sources
+    })
+}
+
 /// A compressed values table: its form, its file's bytes and the values it stores.
 type Source = (compressed::Form, Vec<u8>, Vec<i8>);
 
@@ -198,14 +226,9 @@ proptest! {
         let path = dir.join(format!("level-{level:02}.values"));
         let size = awari_db::level_size(level) as usize;
         let data: Vec<u8> = (0..size).map(|i| (i % 7) as u8).collect();
-        // A values table, or a depth table (the same format, content 1).
-        let header = if depth {
-            Header::depth(Rules::Awari, level, 1)
-        } else {
-            Header::values(Rules::Awari, level)
-        };
-        write_table(&path, header, &data).unwrap();
-        let mut bytes = std::fs::read(&path).unwrap();
+        let (header, bytes) = &plain_sources()[level as usize][usize::from(depth)];
+        let header = *header;
+        let mut bytes = bytes.clone();
         let offset = offset % bytes.len();
         bytes[offset] ^= xor;
         std::fs::write(&path, &bytes).unwrap();

@@ -1,66 +1,15 @@
 //! The probe as users run it: the real binary over databases built in the test.
 
-use crate::common;
+use crate::common::{self, compressed, compressed_top, db, temp, top};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 use awari_db::compressed::Form;
 use awari_db::{level_exists, level_path, Board, Rules, SplitMix64};
 use awari_probe::{perfect_line, report, Database, LineEnd};
-use awari_solver::build::{build, BuildOptions};
-use awari_solver::depth::DepthForm;
-use awari_solver::Silent;
 
 const BIN: &str = env!("CARGO_BIN_EXE_awari-probe");
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-probe-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-/// The top level of each rule set's test database: 16 for awari (the tour's examples), 14 for
-/// the others (the slow tier builds every rule set to 20).
-fn top(rules: Rules) -> u32 {
-    if rules == Rules::Awari {
-        16
-    } else {
-        14
-    }
-}
-
-/// One database per rule set, built once for all tests of this file (levels 0..=`top`).
-fn db(rules: Rules) -> &'static Path {
-    static DBS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    let dbs = DBS.get_or_init(|| {
-        Rules::ALL
-            .iter()
-            .map(|&r| {
-                let dir = temp(&format!("db-{r}"));
-                let opts = BuildOptions {
-                    dir: dir.clone(),
-                    max_stones: top(r),
-                    rules: r,
-                    memory: None,
-                    depth: true,
-                    mode: Default::default(),
-                    compress: false,
-                    // abapa's depth tables compressed: lines and best moves read them too.
-                    depth_form: if r == Rules::Abapa {
-                        DepthForm::Compressed
-                    } else {
-                        DepthForm::Auto
-                    },
-                };
-                build(&opts, &Silent, |_| {}).unwrap();
-                dir
-            })
-            .collect()
-    });
-    &dbs[rules.code() as usize]
-}
 
 fn probe(args: &[&str], stdin: Option<&str>) -> Output {
     probe_bytes(args, stdin.map(str::as_bytes))
@@ -396,29 +345,27 @@ fn batch_agrees_with_show() {
 
 #[test]
 fn a_compressed_directory_answers_like_the_plain_one() {
-    compressed_answers_like_plain(Form::SelfContained, 16);
+    compressed_answers_like_plain(Form::SelfContained);
 }
 
 #[test]
 fn a_directory_in_the_probe_form_answers_like_the_plain_one() {
-    compressed_answers_like_plain(Form::ProbeRans, 14);
+    compressed_answers_like_plain(Form::ProbeRans);
 }
 
-/// Files of the probe form's first coder (Huffman, coder 2), as earlier versions wrote them:
-/// levels 0..12 (the probe form's capture searches make writing it the test's cost).
+/// Files of the probe form's first coder (Huffman, coder 2), as earlier versions wrote them.
 #[test]
 fn a_directory_in_the_older_probe_form_answers_like_the_plain_one() {
-    compressed_answers_like_plain(Form::Probe, 12);
+    compressed_answers_like_plain(Form::Probe);
 }
 
 /// Levels 0..=`top` of the test database compressed in `form` answer `batch`, `show` and
-/// `line` as the plain ones do, and a damaged block of level `top` is a one-line error.
-fn compressed_answers_like_plain(form: Form, top: u32) {
+/// `line` as the plain ones do, and a damaged block of level `top` (in a copy) is a one-line
+/// error.
+fn compressed_answers_like_plain(form: Form) {
     let d = db(Rules::Awari);
-    let packed = temp(&format!("compressed-{form:?}"));
-    let plain = awari_db::Levels::open(d, None).unwrap();
-    let stones: Vec<u32> = (0..=top).collect();
-    awari_solver::compress::compress_db(&plain, &packed, &stones, form, &Silent, |_| {}).unwrap();
+    let top = compressed_top(form);
+    let packed = compressed(form);
     let opened = awari_db::Levels::open(&packed, None).unwrap();
     assert_eq!(
         opened.require(top).unwrap().is_probe_form(),
@@ -464,6 +411,13 @@ fn compressed_answers_like_plain(form: Form, top: u32) {
         }
     }
     // A damaged block: a one-line error naming the level and block, and exit status 1.
+    let shared = packed;
+    let packed = temp(&format!("damaged-{form:?}"));
+    std::fs::create_dir_all(&packed).unwrap();
+    for entry in std::fs::read_dir(shared).unwrap() {
+        let from = entry.unwrap().path();
+        std::fs::copy(&from, packed.join(from.file_name().unwrap())).unwrap();
+    }
     let file = awari_db::compressed_path(&packed, top);
     let mut bytes = std::fs::read(&file).unwrap();
     let at = bytes.len() - 100;

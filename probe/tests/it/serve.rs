@@ -11,27 +11,14 @@ use std::sync::OnceLock;
 use awari_db::compressed::Form;
 use awari_db::{Rules, SplitMix64};
 use awari_probe::{perfect_line, report, Database};
-use awari_solver::build::{build, BuildOptions};
-use awari_solver::Silent;
 use serde_json::{json, Value};
 
-/// Levels 0..16 (awari rules), built once, served on a free port for all tests of this file.
+/// Levels 0..16 (awari rules, depth tables along: the crate's shared test database), served
+/// on a free port for all tests of this file.
 fn server() -> &'static (SocketAddr, PathBuf) {
     static SERVER: OnceLock<(SocketAddr, PathBuf)> = OnceLock::new();
     SERVER.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("awari-serve-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let opts = BuildOptions {
-            dir: dir.clone(),
-            max_stones: 16,
-            rules: Rules::Awari,
-            memory: None,
-            depth: false,
-            mode: Default::default(),
-            compress: false,
-            depth_form: Default::default(),
-        };
-        build(&opts, &Silent, |_| {}).unwrap();
+        let dir = common::db(Rules::Awari).to_path_buf();
         let db = Database::open(&dir, None).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -274,18 +261,11 @@ fn a_database_in_the_probe_form_serves_the_same_answers() {
 }
 
 fn compressed_serves_the_same_answers(form: Form) {
-    let plain = &server().1;
-    let packed = std::env::temp_dir().join(format!(
-        "awari-serve-packed-{form:?}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&packed);
-    let levels = awari_db::Levels::open(plain, None).unwrap();
-    awari_solver::compress::compress_db(&levels, &packed, &[], form, &Silent, |_| {}).unwrap();
-    let db = Database::open(&packed, None).unwrap();
-    assert!(db.levels().require(16).unwrap().is_compressed());
+    let top = common::compressed_top(form);
+    let db = Database::open(common::compressed(form), None).unwrap();
+    assert!(db.levels().require(top).unwrap().is_compressed());
     assert_eq!(
-        db.levels().require(16).unwrap().is_probe_form(),
+        db.levels().require(top).unwrap().is_probe_form(),
         form.is_probe()
     );
     let (tx, rx) = std::sync::mpsc::channel();
@@ -297,7 +277,7 @@ fn compressed_serves_the_same_answers(form: Form) {
     let mut rng = SplitMix64(41);
     let boards: Vec<awari_db::Board> = (0..100_000)
         .map(|_| {
-            let n = rng.below(17) as u32;
+            let n = rng.below(u64::from(top) + 1) as u32;
             rng.board(n)
         })
         .collect();
@@ -323,7 +303,6 @@ fn compressed_serves_the_same_answers(form: Form) {
             request_at(addr, "GET", &path, None)
         );
     }
-    let _ = std::fs::remove_dir_all(&packed);
 }
 
 /// Requests at once from several clients, bad ones among them: every answer is right.

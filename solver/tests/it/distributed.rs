@@ -76,9 +76,24 @@ fn assert_same(a: &Path, b: &Path, max: u32) {
     }
 }
 
+/// Levels 0..12 under awari: one rank; granules of 64 and 4096 positions, which cut every
+/// level but the smallest, over 2 to 4 ranks; and 2^22 positions (a checksum chunk, the
+/// default), which leaves these levels whole on rank 0.
 #[test]
 fn same_bytes_as_one_machine_for_one_to_four_ranks() {
-    same_bytes_as_one_machine(&[Rules::Awari]);
+    same_bytes_as_one_machine(
+        Rules::Awari,
+        12,
+        &[(1, 22), (2, 6), (3, 12), (4, 6), (3, 22)],
+    );
+}
+
+/// The default granule (2^22 positions) where it first cuts a level: 14 (4.46 M positions)
+/// over 3 ranks.
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn same_bytes_as_one_machine_where_the_default_granule_cuts_a_level() {
+    same_bytes_as_one_machine(Rules::Awari, 14, &[(3, 22)]);
 }
 
 /// [`same_bytes_as_one_machine_for_one_to_four_ranks`] under the other two rule sets, with
@@ -87,42 +102,35 @@ fn same_bytes_as_one_machine_for_one_to_four_ranks() {
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn same_bytes_as_one_machine_under_abapa_and_grand_slam() {
-    same_bytes_as_one_machine(&[Rules::Abapa, Rules::GrandSlam]);
+    for rules in [Rules::Abapa, Rules::GrandSlam] {
+        same_bytes_as_one_machine(rules, 14, &[(2, 6), (3, 12), (4, 6)]);
+    }
 }
 
-/// 1 to 4 ranks, with granules that cut even small levels, write what one machine writes.
-fn same_bytes_as_one_machine(rule_sets: &[Rules]) {
-    let max = 14;
-    for &rules in rule_sets {
-        let local = temp(&format!("local-{rules}"));
-        build(&options(&local, rules, max), &Silent, |_| {}).unwrap();
-        // Small granules (64 and 4096 positions) cut even the small levels; 2^22 (a checksum
-        // chunk, the default) leaves them whole on rank 0.
-        let cuts: &[(usize, u32)] = if rules == Rules::Awari {
-            &[(1, 22), (2, 6), (3, 12), (4, 6), (3, 22)]
-        } else {
-            &[(2, 6), (3, 12), (4, 6)]
-        };
-        for &(ranks, shift) in cuts {
-            let dist = temp(&format!("r{ranks}-s{shift}-{rules}"));
-            build_ranks(&dist, ranks, shift, rules, max);
-            assert_same(&local, &dist, max);
-            // No leftovers.
-            let tmp = std::fs::read_dir(&dist)
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .path()
-                        .to_string_lossy()
-                        .ends_with(".tmp")
-                })
-                .count();
-            assert_eq!(tmp, 0);
-            std::fs::remove_dir_all(&dist).unwrap();
-        }
-        std::fs::remove_dir_all(&local).unwrap();
+/// Levels 0..=`max` built over each `(ranks, log2 of the granule)` of `cuts` write what one
+/// machine writes, and leave no temporary files.
+fn same_bytes_as_one_machine(rules: Rules, max: u32, cuts: &[(usize, u32)]) {
+    let local = temp(&format!("local-{rules}-{max}"));
+    build(&options(&local, rules, max), &Silent, |_| {}).unwrap();
+    for &(ranks, shift) in cuts {
+        let dist = temp(&format!("r{ranks}-s{shift}-{rules}-{max}"));
+        build_ranks(&dist, ranks, shift, rules, max);
+        assert_same(&local, &dist, max);
+        // No leftovers.
+        let tmp = std::fs::read_dir(&dist)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count();
+        assert_eq!(tmp, 0);
+        std::fs::remove_dir_all(&dist).unwrap();
     }
+    std::fs::remove_dir_all(&local).unwrap();
 }
 
 /// Each rank with the low-memory algorithm on its slice (work file, packed states), with exit

@@ -1,8 +1,91 @@
-//! Helpers shared by the probe's test files.
+//! Helpers shared by the probe's test files: the test databases, built once for all of them,
+//! and generated boards.
 
-use awari_db::Board;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use awari_db::compressed::Form;
+use awari_db::{Board, Rules};
+use awari_solver::build::{build, BuildOptions};
+use awari_solver::depth::DepthForm;
+use awari_solver::Silent;
 use proptest::prelude::*;
 use serde_json::Value;
+
+/// A fresh path in the temporary directory, unique to this process.
+pub fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("awari-probe-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The top level of each rule set's test database: 16 for awari (the tour's examples), 14 for
+/// the others (the slow tier builds every rule set to 20).
+pub fn top(rules: Rules) -> u32 {
+    if rules == Rules::Awari {
+        16
+    } else {
+        14
+    }
+}
+
+/// One database per rule set with depth tables, built once for all the crate's tests (levels
+/// 0..=`top`).
+pub fn db(rules: Rules) -> &'static Path {
+    // One cell per rule set: a test waits only for the rule set it asks for.
+    static DBS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    DBS[rules.code() as usize].get_or_init(|| {
+        let dir = temp(&format!("db-{rules}"));
+        let opts = BuildOptions {
+            dir: dir.clone(),
+            max_stones: top(rules),
+            rules,
+            memory: None,
+            depth: true,
+            mode: Default::default(),
+            compress: false,
+            // abapa's depth tables compressed: lines and best moves read them too.
+            depth_form: if rules == Rules::Abapa {
+                DepthForm::Compressed
+            } else {
+                DepthForm::Auto
+            },
+        };
+        build(&opts, &Silent, |_| {}).unwrap();
+        dir
+    })
+}
+
+/// The top level of the test database compressed in `form` by [`compressed`]: 14, or 12 in
+/// the older probe form (the depth tables' coder and the probe form's capture searches make
+/// writing them the cost).
+pub fn compressed_top(form: Form) -> u32 {
+    match form {
+        Form::SelfContained | Form::ProbeRans => 14,
+        _ => 12,
+    }
+}
+
+/// Levels 0..=[`compressed_top`] of awari's [`db`] compressed in `form` (self-contained or
+/// one of the probe form's two coders), depth tables along: written once for all the
+/// crate's tests, never changed by them (a test that damages one copies it).
+pub fn compressed(form: Form) -> &'static Path {
+    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = match form {
+        Form::SelfContained => 0,
+        Form::ProbeRans => 1,
+        Form::Probe => 2,
+        _ => panic!("{form:?} is not a form of values"),
+    };
+    DIRS[slot].get_or_init(|| {
+        let packed = temp(&format!("compressed-{form:?}"));
+        let plain = awari_db::Levels::open(db(Rules::Awari), None).unwrap();
+        let stones: Vec<u32> = (0..=compressed_top(form)).collect();
+        awari_solver::compress::compress_db(&plain, &packed, &stones, form, &Silent, |_| {})
+            .unwrap();
+        packed
+    })
+}
 
 /// A board of up to `max` seeds, each seed in a pit drawn at random (the property tests'
 /// boards: balanced rows, every level up to `max` about equally likely).
