@@ -72,11 +72,14 @@ fn cdepth_source() -> &'static DepthSource {
     })
 }
 
+/// A plain table's header and its file's bytes.
+type PlainSource = (Header, Vec<u8>);
+
 /// A plain table and its file's bytes (as `write_table` writes them) of each level 0..=13,
 /// values and depths (the same format, content 1), entry `i` holding `i % 7`: written once,
 /// so that each case writes its damaged copy without the writer's fsync.
-fn plain_sources() -> &'static Vec<[(Header, Vec<u8>); 2]> {
-    static SOURCES: OnceLock<Vec<[(Header, Vec<u8>); 2]>> = OnceLock::new();
+fn plain_sources() -> &'static Vec<[PlainSource; 2]> {
+    static SOURCES: OnceLock<Vec<[PlainSource; 2]>> = OnceLock::new();
     SOURCES.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("awari-prop-plain-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

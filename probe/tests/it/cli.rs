@@ -366,18 +366,18 @@ fn compressed_answers_like_plain(form: Form) {
     let d = db(Rules::Awari);
     let top = compressed_top(form);
     let packed = compressed(form);
-    let opened = awari_db::Levels::open(&packed, None).unwrap();
+    let opened = awari_db::Levels::open(packed, None).unwrap();
     assert_eq!(
         opened.require(top).unwrap().is_probe_form(),
         form.is_probe()
     );
     assert_eq!(opened.require(top).unwrap().compressed_form(), Some(form));
-    assert!(awari_db::compressed_path(&packed, top).exists() && !level_path(&packed, top).exists());
+    assert!(awari_db::compressed_path(packed, top).exists() && !level_path(packed, top).exists());
     // 100,000 random boards through batch: the same answers, line for line.
     let boards = random_boards(23, 100_000, top);
     let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     let a = probe(&["batch", "--db", path_str(d)], Some(&input));
-    let b = probe(&["batch", "--db", path_str(&packed)], Some(&input));
+    let b = probe(&["batch", "--db", path_str(packed)], Some(&input));
     assert!(a.status.success() && b.status.success());
     assert_eq!(
         a.stdout.iter().filter(|&&c| c == b'\n').count(),
@@ -406,7 +406,7 @@ fn compressed_answers_like_plain(form: Form) {
                         .unwrap()
                         .replace(path_str(dir), "DB")
                 };
-                assert_eq!(run(d), run(&packed), "{command} {board} json={json}");
+                assert_eq!(run(d), run(packed), "{command} {board} json={json}");
             }
         }
     }
