@@ -102,6 +102,7 @@ use crate::rules::Rules;
 use crate::table::{self, checksum, Header, Preamble, INDEX_ROMEIN_BAL};
 use crate::{rans, Level};
 
+mod cache;
 mod contexts;
 
 /// The first eight bytes of a compressed values table.
@@ -677,6 +678,8 @@ pub struct Compressed {
     map: Mmap,
     coding: Coding,
     checked: Checked,
+    /// This open's key in the threads' decoded segments ([`cache`]).
+    key: u64,
 }
 
 impl Compressed {
@@ -734,6 +737,7 @@ impl Compressed {
             map,
             coding,
             checked: Checked::new(header.blocks()),
+            key: cache::new_key(),
         };
         // The last block must end where the data does: a truncated or padded file is caught
         // here, not at the first probe of its end.
@@ -1028,11 +1032,14 @@ impl Compressed {
 
     /// The value stored for entry `i`: the value itself in the self-contained form; in the
     /// probe form, where the best capture achieves it, anything up to it (module docs).
+    /// A segment decoded a moment ago on this thread is read from its decoded copy
+    /// ([`cache`]).
     pub fn stored(&self, i: u64) -> Result<i8, TableError> {
         let per = self.header.form.segment() as u64;
-        let mut v = [0i8; 1];
-        self.decode_segment(i / per, (i % per) as usize, &mut v)?;
-        Ok(v[0])
+        let s = i / per;
+        cache::entry(self.key, s, (i % per) as usize, |out| {
+            self.decode_segment(s, 0, out)
+        })
     }
 
     /// Decode entries `start..start + out.len()` into `out` (as bytes, like a plain table);

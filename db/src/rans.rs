@@ -475,7 +475,7 @@ impl Decoder<'_> {
     ///
     /// # Panics
     /// If `context` is out of the model's range.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, context: usize) -> usize {
         let m = self.model;
         let row = m.rows[context] as usize..m.rows[context + 1] as usize;

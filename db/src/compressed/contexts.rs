@@ -50,7 +50,7 @@ fn context(symbols: usize, class: usize, previous: usize, relation: usize) -> us
 
 /// Whether some pit of the mover (0..6) ends its sowing in an opponent's pit that then holds
 /// 2 or 3 seeds. Sowing skips the origin: 11 pits a lap. (What [`features`] computes from
-/// [`LANDING`]; kept as the reference its test compares with.)
+/// [`DEMAND`]; kept as the reference its test compares with.)
 #[cfg(test)]
 fn lands_on_two_or_three(pits: &[u8; PITS]) -> bool {
     (0..6).any(|i| {
@@ -69,26 +69,31 @@ fn lands_on_two_or_three(pits: &[u8; PITS]) -> bool {
     })
 }
 
-/// `LANDING[i][s]`: where pit i's sowing of s seeds ends, and how many seeds the sowing adds
-/// there, if that pit is on the other side of the board; else (the sowing ends on the sower's
-/// side, or s is 0) pit i itself and 0x80, which no pit's count plus it makes 2 or 3. Rows of
-/// 256, so that any byte indexes them.
-const LANDING: [[(u8, u8); 256]; PITS] = {
-    let mut t = [[(0u8, 0x80u8); 256]; PITS];
+/// `DEMAND[i][s]`: the counts an opponent's pit must hold for pit i's sowing of s seeds to end
+/// there with 2 or 3 seeds: bit `3 × j + c` for a count c (0, 1 or 2) of the pit j where the
+/// sowing ends, if that pit is on the other side of the board (sowing skips the origin: 11
+/// pits a lap; the last pit gets a seed a lap, and one more unless the seeds end a lap
+/// exactly). Rows of 64, so that any count of a board (at most 48) indexes them.
+const DEMAND: [[u64; 64]; PITS] = {
+    let mut t = [[0u64; 64]; PITS];
     let mut i = 0;
     while i < PITS {
-        let mut s = 0;
-        while s < 256 {
-            t[i][s] = (i as u8, 0x80);
-            if s > 0 {
-                let (laps, rest) = (s / 11, s % 11);
-                let (last, extra) = if rest == 0 {
-                    ((i + 11) % 12, 0)
-                } else {
-                    ((i + rest) % 12, 1)
-                };
-                if (last >= 6) != (i >= 6) {
-                    t[i][s] = (last as u8, (laps + extra) as u8);
+        let mut s = 1;
+        while s < 64 {
+            let (laps, rest) = (s / 11, s % 11);
+            let (last, extra) = if rest == 0 {
+                ((i + 11) % 12, 0)
+            } else {
+                ((i + rest) % 12, 1)
+            };
+            let add = laps + extra;
+            if (last >= 6) != (i >= 6) {
+                let mut c = 0;
+                while c < 3 {
+                    if c + add == 2 || c + add == 3 {
+                        t[i][s] |= 1 << (3 * last + c);
+                    }
+                    c += 1;
                 }
             }
             s += 1;
@@ -98,19 +103,34 @@ const LANDING: [[(u8, u8); 256]; PITS] = {
     t
 };
 
+/// `HELD[c]`: bit c for a pit's count c of 0, 1 or 2, else nothing.
+const HELD: [u64; 64] = {
+    let mut t = [0u64; 64];
+    t[0] = 1;
+    t[1] = 2;
+    t[2] = 4;
+    t
+};
+
 /// A board's class (lands × 2 + threat) and how many entries back its run back is (0: none).
 /// Lands: some pit of the mover ends its sowing in an opponent's pit that then holds 2 or 3
-/// seeds; threat: the same for the opponent's pits. Twelve table lookups, no branch: the
-/// decoder does this for every entry before the one it reads.
-#[inline]
+/// seeds; threat: the same for the opponent's pits. What each side's sowings demand of the
+/// other's counts ([`DEMAND`]) against what the board holds (bit `3 × j + c` for each pit j
+/// holding a count c of 0, 1 or 2): twelve independent table lookups, no branch. The decoder
+/// does this for every entry before the one it reads.
+#[inline(always)]
 pub(super) fn features(pits: &[u8; PITS]) -> (usize, usize) {
-    let mut hit = [false; 2];
-    for i in 0..PITS {
-        let (to, add) = LANDING[i][usize::from(pits[i])];
-        let after = pits[usize::from(to) % PITS].wrapping_add(add);
-        hit[i / 6] |= after.wrapping_sub(2) < 2;
+    let (mut mover, mut opponent, mut held) = (0u64, 0u64, 0u64);
+    for (i, &p) in pits.iter().enumerate() {
+        let demand = DEMAND[i][usize::from(p) & 63];
+        if i < 6 {
+            mover |= demand;
+        } else {
+            opponent |= demand;
+        }
+        held |= HELD[usize::from(p) & 63] << (3 * i);
     }
-    let class = usize::from(hit[0]) << 1 | usize::from(hit[1]);
+    let class = usize::from(mover & held != 0) << 1 | usize::from(opponent & held != 0);
     let back = if pits[2] > 0 {
         usize::from(pits[0]) + usize::from(pits[1]) + 2
     } else {

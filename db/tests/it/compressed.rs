@@ -54,6 +54,46 @@ fn open(path: &Path) -> Result<Table, TableError> {
     Table::open(path, Expect::default())
 }
 
+/// Reads go through each thread's decoded segments: a table opened in place of another (the
+/// same level, other values, in the same thread and while the first is still open) reads its
+/// own values, never the segments decoded from the first; and a damaged block read again after
+/// a good one of the same table is still an error.
+#[test]
+fn decoded_segments_answer_only_for_their_own_table() {
+    let d = temp("decoded-segments");
+    let n = 9;
+    let path = d.join("level-09.cvalues");
+    let a = synthetic(n, 1);
+    let b: Vec<u8> = a.iter().map(|&v| (-(v as i8)) as u8).collect();
+    assert_ne!(a, b);
+    write(&path, Rules::Awari, n, &a);
+    let first = open(&path).unwrap();
+    let size = a.len() as u64;
+    for i in (0..size).step_by(7).chain(0..size) {
+        assert_eq!(first.value(i).unwrap(), a[i as usize] as i8, "entry {i}");
+    }
+    let other = d.join("other.cvalues");
+    write(&other, Rules::Awari, n, &b);
+    std::fs::rename(&other, &path).unwrap();
+    let second = open(&path).unwrap();
+    for i in 0..size {
+        assert_eq!(second.value(i).unwrap(), b[i as usize] as i8, "entry {i}");
+        assert_eq!(first.value(i).unwrap(), a[i as usize] as i8, "entry {i}");
+    }
+    // A damaged last block: its entries are errors however often they are read, while the
+    // first block, read before, still answers.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() - 40;
+    bytes[at] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let damaged = open(&path).unwrap();
+    assert_eq!(damaged.value(0).unwrap(), b[0] as i8);
+    for _ in 0..3 {
+        assert!(damaged.value(size - 1).is_err());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
     let d = temp("probe-form");
