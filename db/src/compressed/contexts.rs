@@ -139,18 +139,31 @@ pub(super) fn features(pits: &[u8; PITS]) -> (usize, usize) {
     (class, back)
 }
 
-/// The relation of `back` (the symbol one run back) to `previous`.
+/// `RELATION_OF[(back − previous) mod 256]`: the relation of the symbol one run back to the
+/// previous one (alphabets have at most 97 symbols, so the difference fits in an `i8`).
+const RELATION_OF: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = match i as u8 as i8 {
+            0 => 1,
+            1 => 2,
+            -1 => 3,
+            2 => 4,
+            -2 => 5,
+            d if d > 0 => 6,
+            _ => 7,
+        };
+        i += 1;
+    }
+    t
+};
+
+/// The relation of `back` (the symbol one run back) to `previous`: a table lookup, no branch
+/// (the decoder's step waits on it).
 #[inline]
 fn relation(back: usize, previous: usize) -> usize {
-    match back as isize - previous as isize {
-        0 => 1,
-        1 => 2,
-        -1 => 3,
-        2 => 4,
-        -2 => 5,
-        d if d > 0 => 6,
-        _ => 7,
-    }
+    usize::from(RELATION_OF[back.wrapping_sub(previous) & 0xff])
 }
 
 /// The relation of entry `k` of a segment whose stored symbols so far are `stored`.
@@ -333,14 +346,26 @@ pub(super) fn decode(
     let n = level.seeds() as usize;
     let symbols = model.symbols();
     let stop = first + out.len();
-    let mut stored = [0usize; 1 << super::PROBE_SEGMENT_LOG2];
+    // The symbols decoded, entry k at WIDTH + k, after WIDTH of NONE: one run back from any
+    // entry (at most 98 entries, 48 + 48 + 2) is in the array, and a run back before the
+    // segment, or none (`back` 0, read as WIDTH back), is NONE, relation 0. No branch.
+    const WIDTH: usize = 1 << super::PROBE_SEGMENT_LOG2;
+    const NONE: u8 = u8::MAX;
+    let mut stored = [NONE; 2 * WIDTH];
     let mut decoder = model.decoder(bytes);
     let mut previous = n;
     for (k, board) in level.boards(start..start + stop as u64).enumerate() {
         let (class, back) = features(&board.pits());
-        let r = relation_at(&stored, k, back, previous);
+        let back = if back == 0 { WIDTH } else { back };
+        let there = stored[WIDTH + k - back];
+        let r = if there == NONE {
+            0
+        } else {
+            relation(usize::from(there), previous)
+        };
         let s = decoder.next(context(symbols, class, previous, r));
-        stored[k] = s;
+        // Alphabets have at most 97 symbols: never NONE.
+        stored[WIDTH + k] = s as u8;
         previous = s;
         if k >= first {
             out[k - first] = (s as i32 - n as i32) as i8;
