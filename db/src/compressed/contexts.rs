@@ -688,15 +688,23 @@ mod tests {
         cost_of_pairs(costs, pairs)
     }
 
-    /// The second pass, which judges relations against the first pass's symbols, keeps a
-    /// path no dearer than the first's, and a cheaper one for some segments.
-    #[test]
-    fn the_second_pass_never_costs_more_and_sometimes_less() {
-        let mut rng = SplitMix64(41);
-        let mut scratch = Scratch::default();
-        let (mut once, mut twice) = (Vec::new(), Vec::new());
-        let mut cheaper = 0;
-        for _ in 0..300 {
+    /// A random search problem: a level of 3..8 seeds, a model of random counts, a segment of
+    /// 1..128 entries from anywhere in the level, random values, a third of them fixed, a
+    /// third free up to their value and a third free.
+    struct RandomSegment {
+        n: u32,
+        level: Level,
+        symbols: usize,
+        counts: Vec<u64>,
+        costs: Costs,
+        len: usize,
+        first: u64,
+        values: Vec<u8>,
+        ceilings: Vec<i8>,
+    }
+
+    impl RandomSegment {
+        fn draw(rng: &mut SplitMix64) -> RandomSegment {
             let n = 3 + rng.below(6) as u32;
             let level = Level::new(n);
             let symbols = 2 * n as usize + 1;
@@ -717,6 +725,39 @@ mod tests {
                     _ => n as i8,
                 })
                 .collect();
+            RandomSegment {
+                n,
+                level,
+                symbols,
+                counts,
+                costs,
+                len,
+                first,
+                values,
+                ceilings,
+            }
+        }
+    }
+
+    /// The second pass, which judges relations against the first pass's symbols, keeps a
+    /// path no dearer than the first's, and a cheaper one for some segments.
+    #[test]
+    fn the_second_pass_never_costs_more_and_sometimes_less() {
+        let mut rng = SplitMix64(41);
+        let mut scratch = Scratch::default();
+        let (mut once, mut twice) = (Vec::new(), Vec::new());
+        let mut cheaper = 0;
+        for _ in 0..300 {
+            let RandomSegment {
+                n,
+                level,
+                costs,
+                len,
+                first,
+                values,
+                ceilings,
+                ..
+            } = RandomSegment::draw(&mut rng);
             // The first pass alone: relations judged against the values.
             scratch.features.clear();
             scratch.features.extend(
@@ -760,26 +801,17 @@ mod tests {
         let mut scratch = Scratch::default();
         let (mut pairs, mut plain) = (Vec::new(), Vec::new());
         for _ in 0..300 {
-            let n = 3 + rng.below(6) as u32;
-            let level = Level::new(n);
-            let symbols = 2 * n as usize + 1;
-            let counts: Vec<u64> = (0..contexts(symbols) * symbols)
-                .map(|_| rng.below(50))
-                .collect();
-            let costs = Costs::of(&rans::Model::fit(symbols, &counts));
-            let len = (1 + rng.below(128)).min(level.size()) as usize;
-            let first = rng.below(level.size() - len as u64 + 1);
-            let values: Vec<u8> = (0..len)
-                .map(|_| (rng.below(symbols as u64) as i32 - n as i32) as i8 as u8)
-                .collect();
-            let ceilings: Vec<i8> = values
-                .iter()
-                .map(|&v| match rng.below(3) {
-                    0 => FIXED,
-                    1 => v as i8,
-                    _ => n as i8,
-                })
-                .collect();
+            let RandomSegment {
+                n,
+                level,
+                symbols,
+                counts,
+                costs,
+                len,
+                first,
+                values,
+                ceilings,
+            } = RandomSegment::draw(&mut rng);
             segment_pairs(
                 &level,
                 first,

@@ -68,6 +68,20 @@ fn build_ranks_with(opts: BuildOptions, ranks: usize, shift: u32) -> Vec<LevelRe
     })
 }
 
+/// Temporary files (`*.tmp`) left in `dir`.
+fn leftovers(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .to_string_lossy()
+                .ends_with(".tmp")
+        })
+        .count()
+}
+
 fn assert_same(a: &Path, b: &Path, max: u32) {
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let x = std::fs::read(level_path(a, n)).unwrap();
@@ -116,18 +130,7 @@ fn same_bytes_as_one_machine(rules: Rules, max: u32, cuts: &[(usize, u32)]) {
         let dist = temp(&format!("r{ranks}-s{shift}-{rules}-{max}"));
         build_ranks(&dist, ranks, shift, rules, max);
         assert_same(&local, &dist, max);
-        // No leftovers.
-        let tmp = std::fs::read_dir(&dist)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .path()
-                    .to_string_lossy()
-                    .ends_with(".tmp")
-            })
-            .count();
-        assert_eq!(tmp, 0);
+        assert_eq!(leftovers(&dist), 0, "work files left in {}", dist.display());
         std::fs::remove_dir_all(&dist).unwrap();
     }
     std::fs::remove_dir_all(&local).unwrap();
@@ -165,17 +168,7 @@ fn low_memory_ranks_write_the_same_bytes() {
                 _ => assert!(low > 0 && low < reports.len(), "{low} low-memory levels"),
             }
             assert_same(&local, &dist, max);
-            let left = std::fs::read_dir(&dist)
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .path()
-                        .to_string_lossy()
-                        .ends_with(".tmp")
-                })
-                .count();
-            assert_eq!(left, 0, "work files left in {}", dist.display());
+            assert_eq!(leftovers(&dist), 0, "work files left in {}", dist.display());
             std::fs::remove_dir_all(&dist).unwrap();
         }
         std::fs::remove_dir_all(&local).unwrap();
