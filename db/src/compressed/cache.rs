@@ -39,13 +39,9 @@ struct Slot {
     values: [i8; WIDTH],
 }
 
-/// This thread's slots, made at its first probe of a compressed table.
-struct Segments {
-    slots: Vec<Slot>,
-}
-
 thread_local! {
-    static SEGMENTS: RefCell<Segments> = const { RefCell::new(Segments { slots: Vec::new() }) };
+    /// This thread's slots, made at its first probe of a compressed table.
+    static SLOTS: RefCell<Vec<Slot>> = const { RefCell::new(Vec::new()) };
 }
 
 #[inline]
@@ -63,15 +59,15 @@ pub(super) fn entry(
     decode: impl FnOnce(&mut [i8]) -> Result<(), TableError>,
 ) -> Result<i8, TableError> {
     debug_assert!(k < WIDTH);
-    SEGMENTS.with(|cell| {
-        let Ok(mut segments) = cell.try_borrow_mut() else {
+    SLOTS.with(|cell| {
+        let Ok(mut slots) = cell.try_borrow_mut() else {
             // Re-entered (no decoder probes another table, but never panic for it).
             let mut out = [0i8; WIDTH];
             decode(&mut out[..=k])?;
             return Ok(out[k]);
         };
-        if segments.slots.is_empty() {
-            segments.slots = (0..1usize << SLOTS_LOG2)
+        if slots.is_empty() {
+            *slots = (0..1usize << SLOTS_LOG2)
                 .map(|_| Slot {
                     table: 0,
                     segment: 0,
@@ -80,7 +76,7 @@ pub(super) fn entry(
                 })
                 .collect();
         }
-        let slot = &mut segments.slots[slot_of(table, segment)];
+        let slot = &mut slots[slot_of(table, segment)];
         if slot.table == table && slot.segment == segment && k < slot.len {
             return Ok(slot.values[k]);
         }

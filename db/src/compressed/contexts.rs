@@ -245,19 +245,16 @@ pub(super) fn segment_pairs(
     pairs: &mut Vec<(usize, usize)>,
 ) {
     let n = level.seeds() as usize;
-    debug_assert_eq!(costs.symbols, 2 * n + 1);
-    let len = values.len();
-    scratch.features.clear();
-    scratch.features.extend(
-        level
-            .boards(first..first + len as u64)
-            .map(|b| features(&b.pits())),
-    );
-    let value = |k: usize| (i32::from(values[k] as i8) + n as i32) as usize;
-    scratch.first.clear();
-    scratch.first.extend((0..len).map(value));
-    search(n, values, ceilings, costs, scratch, pairs);
-    if !scratch.features.iter().any(|&(_, back)| back != 0) {
+    first_pass(level, first, values, ceilings, costs, scratch, pairs);
+    // The second pass sees other guesses only where the first stored something other than
+    // the value one run back of some entry; elsewhere it would find the same path again.
+    let judged = &scratch.first;
+    let other = scratch
+        .features
+        .iter()
+        .enumerate()
+        .any(|(k, &(_, back))| back != 0 && back <= k && pairs[k - back].1 != judged[k - back]);
+    if !other {
         return;
     }
     let one = cost_of_pairs(costs, pairs);
@@ -268,6 +265,35 @@ pub(super) fn segment_pairs(
     if cost_of_pairs(costs, pairs) > one {
         std::mem::swap(&mut scratch.pairs, pairs);
     }
+}
+
+/// [`segment_pairs`]' first pass: the segment's board features into `scratch.features`, and
+/// the search with its relations judged against the values one run back.
+fn first_pass(
+    level: &Level,
+    first: u64,
+    values: &[u8],
+    ceilings: &[i8],
+    costs: &Costs,
+    scratch: &mut Scratch,
+    pairs: &mut Vec<(usize, usize)>,
+) {
+    let n = level.seeds() as usize;
+    debug_assert_eq!(costs.symbols, 2 * n + 1);
+    let len = values.len();
+    scratch.features.clear();
+    scratch.features.extend(
+        level
+            .boards(first..first + len as u64)
+            .map(|b| features(&b.pits())),
+    );
+    scratch.first.clear();
+    scratch.first.extend(
+        values
+            .iter()
+            .map(|&v| (i32::from(v as i8) + n as i32) as usize),
+    );
+    search(n, values, ceilings, costs, scratch, pairs);
 }
 
 /// The cost of coding `pairs`, in sixteenths of a bit.
@@ -749,30 +775,17 @@ mod tests {
         let mut cheaper = 0;
         for _ in 0..300 {
             let RandomSegment {
-                n,
                 level,
                 costs,
-                len,
                 first,
                 values,
                 ceilings,
                 ..
             } = RandomSegment::draw(&mut rng);
             // The first pass alone: relations judged against the values.
-            scratch.features.clear();
-            scratch.features.extend(
-                level
-                    .boards(first..first + len as u64)
-                    .map(|b| features(&b.pits())),
-            );
-            scratch.first.clear();
-            scratch.first.extend(
-                values
-                    .iter()
-                    .map(|&v| (i32::from(v as i8) + n as i32) as usize),
-            );
-            search(
-                n as usize,
+            first_pass(
+                &level,
+                first,
                 &values,
                 &ceilings,
                 &costs,
