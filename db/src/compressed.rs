@@ -5,7 +5,7 @@
 //! ```text
 //! offset size  field
 //!      0    8  magic, b"AWARICV\x1a"
-//!      8    4  format version, u32 LE (currently 1)
+//!      8    4  format version, u32 LE: 2 (1, read too, differs only at offset 56)
 //!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
 //!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
 //!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1), of the
@@ -14,7 +14,8 @@
 //!              conversion (a depth table: every entry stored); 4 = rANS of the probe form's
 //!              stored values under richer contexts (`compressed/contexts.rs`); 5 = rANS of
 //!              depths to conversion under richer contexts (the same file)
-//!     15    1  log2 of the entries per segment: 6 (64) with coder 1, 7 (128) with 2 to 5
+//!     15    1  log2 of the entries per segment: 6 (64) with coder 1, 7 (128) with 2 and 3,
+//!              8 (256, as written by default) or 7 with 4 and 5
 //!     16    4  seed count n of the level, u32 LE
 //!     20    4  model length, u32 LE: S² bytes for an alphabet of S symbols, S = 2n+1 values
 //!              −n..n (coders 1, 2); 2 S² with coder 3, S = 1 + the level's largest depth
@@ -24,7 +25,8 @@
 //!     32    8  index offset, u64 LE (= 64 + model length)
 //!     40    8  data offset, u64 LE (= index offset + groups × 120)
 //!     48    8  checksum of bytes 64..end of file, u64 LE (the plain table's chunked XXH3)
-//!     56    8  checksum of the model, u64 LE (XXH3-64), checked on open
+//!     56    8  checksum of the model, u64 LE, checked on open: the XXH3-64 of bytes 8..48
+//!              then the model (version 1: of the model alone)
 //!     64    …  model: for each context, the code length (0..=11, 0 = unused) of each symbol,
 //!              one byte each: S contexts (the previous symbol p) with coders 1 and 2; 2 S
 //!              with coder 3 (won positions after depth p, then lost ones after depth p);
@@ -32,17 +34,22 @@
 //!              row sums to 4096, every frequency at least 1); with coder 5, S as u16 LE,
 //!              then for each of 12160 contexts its symbols of frequency above 0, as
 //!              varints (`rans::Model::to_sparse_bytes`; rows sum to 4096)
-//!      …    …  index: one 120-byte record per group of 8 blocks (4096 values; 8192 with coder 2)
+//!      …    …  index: one 120-byte record per group of 8 blocks (64 segments)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
-//!                  8  16  start of each block, relative to the group, u16 LE × 8
+//!                  8  16  start of each block, relative to the group, u16 LE × 8; bit 15
+//!                         set: a *wide* block (below)
 //!                 24  32  XXH3-64 of each block's bytes, low 32 bits, u32 LE × 8
-//!                 56  64  length in bytes of each segment, u8 × 64 (8 per block)
+//!                 56  64  length in bytes of each segment, u8 × 64 (8 per block; 0 for
+//!                         a wide block's)
 //!              (unused slots of the last group are zero)
 //!      …    …  data: the blocks, then 8 zero bytes
 //!
 //!   block (one checksum) = 8 segments (each starting on a byte)
+//!   wide block = its 8 segment lengths, u16 LE × 8, then its segments: only where a
+//!                segment exceeds 255 bytes (256 entries of rare symbols), never at 128
 //!   coder 1: segment 64 values, block 512, group 4096
-//!   coders 2 to 5: segment 128 entries, block 1024, group 8192
+//!   coders 2, 3 (and 4, 5 written for speed): segment 128 entries, block 1024, group 8192
+//!   coders 4, 5 by default: segment 256 entries, block 2048, group 16384
 //! ```
 //!
 //! **The probe form** (coder 2) stores a value only where it cannot be recovered from the
@@ -76,10 +83,13 @@
 //! first, bit-reversed, so the decoder reads each with one lookup of the next 11 bits.
 //!
 //! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed, the
-//! first time) and decodes on average half a segment, 32 dependent table lookups; the index costs 0.23 bits
-//! per position (an offset, a checksum and 8 segment lengths per block). Segments of 256
-//! values with a checksum each cost 0.19 bits but made probes 4× slower
-//! (`scripts/bench-compress.sh` measures the probe against the plain table).
+//! first time) and decodes on average half a segment, 32 dependent table lookups; the index
+//! costs 0.23 bits per position (an offset, a checksum and 8 segment lengths per block).
+//! Segments of 256 values with a checksum each cost 0.19 bits but made probes 4× slower
+//! (`scripts/bench-compress.sh` measures the probe against the plain table). The rANS coders
+//! (4 and 5) restart their state and their contexts at each segment, about 12 bits, and pay
+//! 120 index bytes a group: at 256 entries a segment both are halved, about 0.12 bits a
+//! position less than at 128, for twice the decoding a probe (`compress --segment` chooses).
 //!
 //! A block's checksum is checked at its first decode in a process (a bit per block, about
 //! 0.05 % of the table's size in memory, remembers it), and a whole segment's codes must end on
@@ -94,7 +104,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::Mmap;
 use rayon::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::error::TableError;
 use crate::index::level_size;
@@ -107,8 +117,10 @@ mod contexts;
 
 /// The first eight bytes of a compressed values table.
 pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
-/// The compressed format version this library writes and reads.
-pub const VERSION: u32 = 1;
+/// The compressed format version this library writes: 2, whose model checksum covers the
+/// header's bytes 8..48 as well (so that a damaged field is refused on open, where several
+/// values are valid: the segment length of coders 4 and 5). Version 1 is read too.
+pub const VERSION: u32 = 2;
 /// The coder code of order-1 canonical Huffman of the values (the self-contained form).
 pub const CODER_HUFFMAN_ORDER1: u8 = 1;
 /// The coder code of order-1 canonical Huffman of the probe form's stored values (capture
@@ -125,8 +137,14 @@ pub const CODER_DEPTH_RANS: u8 = 5;
 /// The most symbols a depth table's alphabet has (depths 0..=255: a level with a deeper
 /// position keeps its plain table).
 pub const MAX_DEPTH_SYMBOLS: usize = 256;
-/// log2 of the values per segment of the probe form: larger segments, a leaner index.
+/// log2 of the entries per segment of coders 2 and 3, and of coders 4 and 5 written for
+/// probing speed (`compress --segment 128`): larger segments than coder 1's, a leaner index.
 pub const PROBE_SEGMENT_LOG2: u8 = 7;
+/// log2 of the entries per segment of coders 4 and 5 as written by default: half the restarts
+/// and half the index of 128-entry segments, for twice the decoding a probe.
+pub const LONG_SEGMENT_LOG2: u8 = 8;
+/// The most entries a segment of any table holds.
+pub const MAX_SEGMENT: usize = 1 << LONG_SEGMENT_LOG2;
 /// Size of the header.
 pub const HEADER_LEN: usize = 64;
 /// log2 of the values per segment, the unit of decoding, of the self-contained form.
@@ -189,26 +207,84 @@ impl Form {
         matches!(self, Form::Probe | Form::ProbeRans)
     }
 
-    const fn segment_log2(self) -> u8 {
+    /// log2 of the entries per segment a table of this form is written with by default.
+    pub const fn segment_log2(self) -> u8 {
         match self {
             Form::SelfContained => SEGMENT_LOG2,
             // Depths: the probe form's larger segments halve the index (0.12 bits a
             // position instead of 0.23, a third of what the codes save over plain).
-            Form::Probe | Form::ProbeRans | Form::Depth | Form::DepthRans => PROBE_SEGMENT_LOG2,
+            Form::Probe | Form::Depth => PROBE_SEGMENT_LOG2,
+            Form::ProbeRans | Form::DepthRans => LONG_SEGMENT_LOG2,
         }
     }
 
-    /// Values per segment.
+    /// Whether a table of this form may have segments of 2^`log2` entries: the default, and
+    /// with rANS (coders 4 and 5) 128 or 256.
+    pub const fn allows_segment_log2(self, log2: u8) -> bool {
+        log2 == self.segment_log2()
+            || (self.uses_rans() && (log2 == PROBE_SEGMENT_LOG2 || log2 == LONG_SEGMENT_LOG2))
+    }
+
+    /// This form with segments of 2^`log2` entries.
+    ///
+    /// # Panics
+    /// If the form does not allow them ([`Form::allows_segment_log2`]).
+    pub const fn with_segment_log2(self, log2: u8) -> Layout {
+        assert!(
+            self.allows_segment_log2(log2),
+            "a segment length the form does not allow"
+        );
+        Layout {
+            form: self,
+            segment_log2: log2,
+        }
+    }
+
+    /// Values per segment, by default.
     pub const fn segment(self) -> usize {
         1 << self.segment_log2()
     }
 
-    /// Values per block (one checksum).
+    /// Values per block (one checksum), by default.
     pub const fn block(self) -> usize {
         self.segment() * BLOCK_SEGMENTS
     }
 
-    /// Values per index group (one index record).
+    /// Values per index group (one index record), by default.
+    pub const fn group(self) -> usize {
+        self.block() * GROUP_BLOCKS
+    }
+}
+
+/// What a table is written as: its form, and the entries per segment (what a probe decodes,
+/// half of them on average, against what the segments' restarts and the index cost). A
+/// [`Form`] is its default layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The form (the coder).
+    pub form: Form,
+    /// log2 of the entries per segment ([`Form::allows_segment_log2`]).
+    pub segment_log2: u8,
+}
+
+impl From<Form> for Layout {
+    fn from(form: Form) -> Layout {
+        form.with_segment_log2(form.segment_log2())
+    }
+}
+
+impl Layout {
+    /// Entries per segment.
+    pub const fn segment(self) -> usize {
+        1 << self.segment_log2
+    }
+
+    /// Entries per block (one checksum).
+    pub const fn block(self) -> usize {
+        self.segment() * BLOCK_SEGMENTS
+    }
+
+    /// Entries per index group (one index record).
     pub const fn group(self) -> usize {
         self.block() * GROUP_BLOCKS
     }
@@ -231,8 +307,12 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
 /// The header fields of a compressed table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompressedHeader {
-    /// The form (the coder, and with it the segment size).
+    /// The format version (1 or 2).
+    pub version: u32,
+    /// The form (the coder).
     pub form: Form,
+    /// log2 of the entries per segment.
+    pub segment_log2: u8,
     /// The rule set.
     pub rules: Rules,
     /// The level.
@@ -322,27 +402,40 @@ impl CompressedHeader {
         Alphabet::new(self.form, self.seeds, self.symbols())
     }
 
+    /// The form and the segments' length.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            form: self.form,
+            segment_log2: self.segment_log2,
+        }
+    }
+
+    /// Entries per segment.
+    pub fn segment(&self) -> usize {
+        self.layout().segment()
+    }
+
     fn segments(&self) -> u64 {
-        self.entries.div_ceil(self.form.segment() as u64)
+        self.entries.div_ceil(self.segment() as u64)
     }
 
     fn blocks(&self) -> u64 {
-        self.entries.div_ceil(self.form.block() as u64)
+        self.entries.div_ceil(self.layout().block() as u64)
     }
 
     fn groups(&self) -> u64 {
-        self.entries.div_ceil(self.form.group() as u64)
+        self.entries.div_ceil(self.layout().group() as u64)
     }
 
     /// The header as written to disk.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[8..12].copy_from_slice(&self.version.to_le_bytes());
         h[12] = self.rules.code();
         h[13] = INDEX_ROMEIN_BAL;
         h[14] = self.form.coder();
-        h[15] = self.form.segment_log2();
+        h[15] = self.segment_log2;
         h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
         h[20..24].copy_from_slice(&(self.model_len() as u32).to_le_bytes());
         h[24..32].copy_from_slice(&self.entries.to_le_bytes());
@@ -365,10 +458,11 @@ impl CompressedHeader {
             got,
         };
         let Preamble {
+            version,
             rules,
             seeds,
             entries,
-        } = Preamble::parse(path, h, MAGIC, VERSION)?;
+        } = Preamble::parse(path, h, MAGIC, 1..=VERSION)?;
         let form = match h[14] {
             CODER_HUFFMAN_ORDER1 => Form::SelfContained,
             CODER_CAPTURE_DONT_CARES => Form::Probe,
@@ -383,10 +477,17 @@ impl CompressedHeader {
                 ))
             }
         };
-        if h[15] != form.segment_log2() {
+        // Version 1 had one segment length per coder (at most 128 entries).
+        if !form.allows_segment_log2(h[15]) || (version < 2 && h[15] > PROBE_SEGMENT_LOG2) {
             return Err(mismatch(
                 "log2 values per segment",
-                form.segment_log2().to_string(),
+                if version < 2 {
+                    form.segment_log2().min(PROBE_SEGMENT_LOG2).to_string()
+                } else if form.uses_rans() {
+                    format!("{PROBE_SEGMENT_LOG2} or {LONG_SEGMENT_LOG2}")
+                } else {
+                    form.segment_log2().to_string()
+                },
                 h[15].to_string(),
             ));
         }
@@ -401,7 +502,9 @@ impl CompressedHeader {
             },
         };
         let header = CompressedHeader {
+            version,
             form,
+            segment_log2: h[15],
             rules,
             seeds,
             symbols,
@@ -448,6 +551,18 @@ impl CompressedHeader {
             ));
         }
         Ok(header)
+    }
+
+    /// The checksum of `model` as this header's version records it: of the model (version
+    /// 1), or of the header's bytes 8..48 and then the model (version 2).
+    pub fn model_checksum_of(&self, model: &[u8]) -> u64 {
+        if self.version < 2 {
+            return xxh3_64(model);
+        }
+        let mut hasher = Xxh3::new();
+        hasher.update(&self.to_bytes()[8..48]);
+        hasher.update(model);
+        hasher.digest()
     }
 
     /// The plain-table header this table stands for (its checksum is this file's): a values
@@ -670,6 +785,28 @@ enum Coding {
     Rans(rans::Model),
 }
 
+/// Bit 15 of a block's start in its group record: a *wide* block, whose segment lengths are
+/// u16 LE at the head of its data ([`WIDE_HEAD`] bytes, covered by its checksum), the record's
+/// bytes for them 0. Only a segment of more than 255 bytes needs it (256 entries of rare
+/// symbols); a group's data stays under 32 KiB.
+const WIDE: u16 = 1 << 15;
+/// Bytes of a wide block's segment lengths.
+const WIDE_HEAD: usize = 2 * BLOCK_SEGMENTS;
+
+/// Where a block lies in the data (offsets from the data's start).
+struct Span {
+    /// Where its checksum starts: its first byte.
+    from: u64,
+    /// Where its first segment starts (after a wide block's lengths).
+    start: u64,
+    /// One past its last byte.
+    end: u64,
+    /// Its recorded checksum (the low 32 bits of the XXH3-64 of `from..end`).
+    sum: u32,
+    /// Its segments' lengths in bytes.
+    lengths: [u16; BLOCK_SEGMENTS],
+}
+
 /// An open compressed table (the mapping and its decoder).
 #[derive(Debug)]
 pub struct Compressed {
@@ -701,7 +838,7 @@ impl Compressed {
         }
         let symbols = header.symbols();
         let model = &map[HEADER_LEN..header.index_offset as usize];
-        let got = xxh3_64(model);
+        let got = header.model_checksum_of(model);
         if got != header.model_checksum {
             return Err(TableError::BadChecksum {
                 path: path.to_path_buf(),
@@ -744,7 +881,7 @@ impl Compressed {
         let data_len = len - header.data_offset - TAIL as u64;
         if header.entries > 0 {
             let last = header.blocks() - 1;
-            let (_, end, _, _) = table.block_span(last);
+            let end = table.block_span(last).end;
             if end != data_len {
                 return Err(TableError::BadLength {
                     path: path.to_path_buf(),
@@ -776,19 +913,44 @@ impl Compressed {
         &self.map[o..o + GROUP_RECORD]
     }
 
-    /// Block `b`'s byte range in the data, its recorded checksum and its segment lengths.
-    fn block_span(&self, b: u64) -> (u64, u64, u32, [u8; BLOCK_SEGMENTS]) {
+    /// Where block `b` lies in the data, its recorded checksum and its segment lengths (a
+    /// wide block's from the head of its data: lengths 0 where that lies outside the data,
+    /// whose end the block's then passes).
+    fn block_span(&self, b: u64) -> Span {
         let r = self.record(b / GROUP_BLOCKS as u64);
         let j = (b % GROUP_BLOCKS as u64) as usize;
         let base = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
-        let start =
-            base.saturating_add(u64::from(u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]])));
+        let rel = u16::from_le_bytes([r[8 + 2 * j], r[9 + 2 * j]]);
+        let from = base.saturating_add(u64::from(rel & !WIDE));
         let o = 24 + 4 * j;
         let sum = u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
-        let o = 56 + BLOCK_SEGMENTS * j;
-        let lengths: [u8; BLOCK_SEGMENTS] = r[o..o + BLOCK_SEGMENTS].try_into().expect("8 bytes");
+        let mut lengths = [0u16; BLOCK_SEGMENTS];
+        let start = if rel & WIDE == 0 {
+            let o = 56 + BLOCK_SEGMENTS * j;
+            for (l, &x) in lengths.iter_mut().zip(&r[o..o + BLOCK_SEGMENTS]) {
+                *l = u16::from(x);
+            }
+            from
+        } else {
+            let data = &self.map[self.header.data_offset as usize..];
+            let head = usize::try_from(from)
+                .ok()
+                .and_then(|f| data.get(f..f.checked_add(WIDE_HEAD)?));
+            if let Some(head) = head {
+                for (l, x) in lengths.iter_mut().zip(head.chunks_exact(2)) {
+                    *l = u16::from_le_bytes([x[0], x[1]]);
+                }
+            }
+            from.saturating_add(WIDE_HEAD as u64)
+        };
         let len: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
-        (start, start.saturating_add(len), sum, lengths)
+        Span {
+            from,
+            start,
+            end: start.saturating_add(len),
+            sum,
+            lengths,
+        }
     }
 
     fn corrupt(&self, b: u64, what: &str) -> TableError {
@@ -798,14 +960,20 @@ impl Compressed {
     /// The bytes of block `b`, checked against its checksum (at its first decode: see
     /// [`Checked`]), with the data after it (the decoder reads up to 8 bytes past a code), and
     /// its segment lengths.
-    fn block(&self, b: u64) -> Result<(&[u8], [u8; BLOCK_SEGMENTS]), TableError> {
-        let (start, end, sum, lengths) = self.block_span(b);
+    fn block(&self, b: u64) -> Result<(&[u8], [u16; BLOCK_SEGMENTS]), TableError> {
+        let Span {
+            from,
+            start,
+            end,
+            sum,
+            lengths,
+        } = self.block_span(b);
         let data = &self.map[self.header.data_offset as usize..];
         if end > (data.len() - TAIL) as u64 {
             return Err(self.corrupt(b, "its index entry points outside the data"));
         }
         if !self.checked.get(b) {
-            if xxh3_64(&data[start as usize..end as usize]) as u32 != sum {
+            if xxh3_64(&data[from as usize..end as usize]) as u32 != sum {
                 return Err(self.corrupt(b, "checksum mismatch"));
             }
             self.checked.set(b);
@@ -815,7 +983,7 @@ impl Compressed {
 
     /// Values in segment `s` (a whole segment, the last one fewer).
     fn segment_values(&self, s: u64) -> usize {
-        let per = self.header.form.segment() as u64;
+        let per = self.header.segment() as u64;
         (self.header.entries - s * per).min(per) as usize
     }
 
@@ -872,7 +1040,7 @@ impl Compressed {
             Coding::Huffman(model) => model,
             Coding::Rans(model) => {
                 let level = Level::new(self.header.seeds);
-                let start = s * self.header.form.segment() as u64;
+                let start = s * self.header.segment() as u64;
                 let bytes = &bytes[..len];
                 let whole_and_back = match values {
                     Some(values) => contexts::decode_depths(
@@ -942,7 +1110,7 @@ impl Compressed {
     /// that the misses of several lookups overlap.
     #[inline]
     pub fn prefetch_value(&self, i: u64) {
-        let group = i / self.header.form.group() as u64;
+        let group = i / self.header.layout().group() as u64;
         let o = self.header.index_offset as usize + group as usize * GROUP_RECORD;
         for line in [o, o + 64, o + GROUP_RECORD - 1] {
             prefetch(&self.map[line]);
@@ -953,11 +1121,11 @@ impl Compressed {
     /// ([`Compressed::prefetch_value`]): the second step of overlapping several lookups' misses.
     #[inline]
     pub fn prefetch_segment(&self, i: u64) {
-        let s = i / self.header.form.segment() as u64;
-        let (start, _, _, lengths) = self.block_span(s / BLOCK_SEGMENTS as u64);
+        let s = i / self.header.segment() as u64;
+        let span = self.block_span(s / BLOCK_SEGMENTS as u64);
         let k = (s % BLOCK_SEGMENTS as u64) as usize;
-        let from: u64 = lengths[..k].iter().map(|&l| u64::from(l)).sum();
-        let at = self.header.data_offset + start + from;
+        let from: u64 = span.lengths[..k].iter().map(|&l| u64::from(l)).sum();
+        let at = self.header.data_offset + span.start + from;
         for line in [at, at + 63] {
             if let Some(b) = self.map.get(line as usize) {
                 prefetch(b);
@@ -980,7 +1148,7 @@ impl Compressed {
     /// The entries whose values a read of depths `range` needs (see
     /// [`Compressed::read_depths`]): from the start of `range`'s first segment to its end.
     pub fn depth_context(&self, range: std::ops::Range<u64>) -> std::ops::Range<u64> {
-        let per = self.header.form.segment() as u64;
+        let per = self.header.segment() as u64;
         range.start / per * per..range.end
     }
 
@@ -1001,7 +1169,7 @@ impl Compressed {
                 got: format!("{:?} and {} values", self.header.form, values.len()),
             });
         }
-        let per = self.header.form.segment() as u64;
+        let per = self.header.segment() as u64;
         self.by_segment(start, out, |s, k, part| {
             let v = (s * per - context.start) as usize;
             self.decode(s, k, part, Some(&values[v..v + k + part.len()]))
@@ -1016,7 +1184,7 @@ impl Compressed {
         out: &mut [u8],
         mut f: impl FnMut(u64, usize, &mut [i8]) -> Result<(), TableError>,
     ) -> Result<(), TableError> {
-        let per = self.header.form.segment() as u64;
+        let per = self.header.segment() as u64;
         let end = start + out.len() as u64;
         let mut i = start;
         while i < end {
@@ -1035,7 +1203,7 @@ impl Compressed {
     /// A segment decoded a moment ago on this thread is read from its decoded copy
     /// ([`cache`]).
     pub fn stored(&self, i: u64) -> Result<i8, TableError> {
-        let per = self.header.form.segment() as u64;
+        let per = self.header.segment() as u64;
         let s = i / per;
         cache::entry(self.key, s, (i % per) as usize, |out| {
             self.decode_segment(s, 0, out)
@@ -1064,7 +1232,7 @@ impl Compressed {
         (0..self.header.segments())
             .into_par_iter()
             .try_for_each_init(
-                || vec![0i8; self.header.form.segment()],
+                || vec![0i8; self.header.segment()],
                 |out, s| {
                     let len = self.segment_values(s);
                     self.decode_segment(s, 0, &mut out[..len])
@@ -1192,7 +1360,7 @@ pub const FIXED: i8 = i8::MIN;
 
 /// Values per batch of the streamed compression (a multiple of a group).
 const BATCH: u64 = 1 << 24;
-const _: () = assert!(BATCH % Form::Probe.group() as u64 == 0);
+const _: () = assert!(BATCH % (MAX_SEGMENT * BLOCK_SEGMENTS * GROUP_BLOCKS) as u64 == 0);
 const _: () = assert!(BATCH % Form::SelfContained.group() as u64 == 0);
 
 /// Code lengths of every context from counts; with `smooth`, every symbol gets a code (the
@@ -1350,7 +1518,7 @@ fn encode_segment(
 #[allow(clippy::too_many_arguments)]
 fn encode_group(
     coder: &Coder,
-    form: Form,
+    layout: Layout,
     alphabet: Alphabet,
     level: &Level,
     first: u64,
@@ -1362,13 +1530,12 @@ fn encode_group(
     let mut search = contexts::Scratch::default();
     let mut pairs = Vec::new();
     let mut record = vec![0u8; GROUP_RECORD];
-    for (j, block) in group.chunks(form.block()).enumerate() {
+    for (j, block) in group.chunks(layout.block()).enumerate() {
         let start = bits.out.len();
-        let rel = u16::try_from(start).expect("a group of blocks fits 64 KiB");
-        record[8 + 2 * j..10 + 2 * j].copy_from_slice(&rel.to_le_bytes());
-        for (k, segment) in block.chunks(form.segment()).enumerate() {
+        let mut lengths = [0usize; BLOCK_SEGMENTS];
+        for (k, segment) in block.chunks(layout.segment()).enumerate() {
             let from = bits.out.len();
-            let at = j * form.block() + k * form.segment();
+            let at = j * layout.block() + k * layout.segment();
             let c = ceilings.map(|c| &c[at..at + segment.len()]);
             match coder {
                 Coder::Huffman { model, costs } => {
@@ -1386,9 +1553,22 @@ fn encode_group(
                     model.encode(&pairs, &mut bits.out);
                 }
             }
-            let len = u8::try_from(bits.out.len() - from).expect("a segment fits 255 bytes");
-            record[56 + BLOCK_SEGMENTS * j + k] = len;
+            lengths[k] = bits.out.len() - from;
         }
+        let mut rel = u16::try_from(start)
+            .ok()
+            .filter(|&r| r < WIDE)
+            .expect("a group's data fits 32 KiB");
+        if lengths.iter().all(|&l| l <= usize::from(u8::MAX)) {
+            for (k, &l) in lengths.iter().enumerate() {
+                record[56 + BLOCK_SEGMENTS * j + k] = l as u8;
+            }
+        } else {
+            rel |= WIDE;
+            let head = lengths.iter().flat_map(|&l| (l as u16).to_le_bytes());
+            bits.out.splice(start..start, head);
+        }
+        record[8 + 2 * j..10 + 2 * j].copy_from_slice(&rel.to_le_bytes());
         let sum = xxh3_64(&bits.out[start..]) as u32;
         record[24 + 4 * j..28 + 4 * j].copy_from_slice(&sum.to_le_bytes());
     }
@@ -1448,17 +1628,18 @@ pub fn compress(
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
     let form = free.map_or(Form::SelfContained, |_| Form::ProbeRans);
-    run(form, path, rules, seeds, read, free, progress, false)
+    run(form.into(), path, rules, seeds, read, free, progress, false)
 }
 
-/// [`compress`] in a chosen form of values: [`Form::SelfContained`] without `free`,
-/// [`Form::Probe`] (coder 2, as older files are) or [`Form::ProbeRans`] with it.
+/// [`compress`] in a chosen layout of values: [`Form::SelfContained`] without `free`,
+/// [`Form::Probe`] (coder 2, as older files are) or [`Form::ProbeRans`] with it, the latter
+/// with segments of 128 or 256 entries ([`Form::with_segment_log2`]).
 ///
 /// # Panics
-/// If `form` is a form of depths (see [`compress_depth`]), or `free` does not match it.
+/// If `layout` is a form of depths (see [`compress_depth`]), or `free` does not match it.
 #[allow(clippy::too_many_arguments)]
 pub fn compress_as(
-    form: Form,
+    layout: impl Into<Layout>,
     path: &Path,
     rules: Rules,
     seeds: u32,
@@ -1466,7 +1647,8 @@ pub fn compress_as(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    run(form, path, rules, seeds, read, free, progress, false)
+    let layout = layout.into();
+    run(layout, path, rules, seeds, read, free, progress, false)
 }
 
 fn as_u8(b: &mut [i8]) -> &mut [u8] {
@@ -1493,14 +1675,14 @@ pub fn compress_depth(
     compress_depth_as(form, path, rules, seeds, max_depth, read, values, progress)
 }
 
-/// [`compress_depth`] in a chosen form of depths: [`Form::DepthRans`] or the older
-/// [`Form::Depth`] (coder 3).
+/// [`compress_depth`] in a chosen layout of depths: [`Form::DepthRans`] (with segments of 128
+/// or 256 entries) or the older [`Form::Depth`] (coder 3).
 ///
 /// # Panics
-/// If `form` is not a form of depths.
+/// If `layout` is not a form of depths.
 #[allow(clippy::too_many_arguments)]
 pub fn compress_depth_as(
-    form: Form,
+    layout: impl Into<Layout>,
     path: &Path,
     rules: Rules,
     seeds: u32,
@@ -1509,12 +1691,13 @@ pub fn compress_depth_as(
     values: &ReadValues<'_>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    assert!(form.is_depth(), "{form:?} is not a form of depths");
+    let layout = layout.into();
+    assert!(layout.form.is_depth(), "{layout:?} is not a form of depths");
     let symbols = usize::from(max_depth) + 1;
     let side = |start: u64, _: &[u8], out: &mut [i8]| values(start, as_u8(out));
     let side = Side::Values(&side);
     run_with(
-        path, rules, seeds, form, symbols, read, side, progress, false,
+        path, rules, seeds, layout, symbols, read, side, progress, false,
     )
 }
 
@@ -1564,16 +1747,16 @@ pub fn estimate(
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
     let form = free.map_or(Form::SelfContained, |_| Form::ProbeRans);
-    run(form, path, rules, seeds, read, free, progress, true)
+    run(form.into(), path, rules, seeds, read, free, progress, true)
 }
 
-/// [`estimate`] in a chosen form of values (as [`compress_as`]).
+/// [`estimate`] in a chosen layout of values (as [`compress_as`]).
 ///
 /// # Panics
 /// As [`compress_as`].
 #[allow(clippy::too_many_arguments)]
 pub fn estimate_as(
-    form: Form,
+    layout: impl Into<Layout>,
     path: &Path,
     rules: Rules,
     seeds: u32,
@@ -1581,14 +1764,15 @@ pub fn estimate_as(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    run(form, path, rules, seeds, read, free, progress, true)
+    let layout = layout.into();
+    run(layout, path, rules, seeds, read, free, progress, true)
 }
 
-/// [`compress`] or [`estimate`] of a values table in `form`: the probe form's two coders
+/// [`compress`] or [`estimate`] of a values table in `layout`: the probe form's two coders
 /// with `free`, else the self-contained one.
 #[allow(clippy::too_many_arguments)]
 fn run(
-    form: Form,
+    layout: Layout,
     path: &Path,
     rules: Rules,
     seeds: u32,
@@ -1597,6 +1781,7 @@ fn run(
     progress: &(dyn Fn(u8, u64) + Sync),
     estimate_only: bool,
 ) -> Result<CompressedSize, TableError> {
+    let form = layout.form;
     assert!(
         !form.is_depth() && form.is_probe() == free.is_some(),
         "a values table of {form:?} with{} ceilings",
@@ -1608,7 +1793,7 @@ fn run(
         path,
         rules,
         seeds,
-        form,
+        layout,
         symbols,
         read,
         side,
@@ -1624,7 +1809,7 @@ fn run_with(
     path: &Path,
     rules: Rules,
     seeds: u32,
-    form: Form,
+    layout: Layout,
     symbols: usize,
     read: &ReadValues<'_>,
     side: Side<'_, '_>,
@@ -1632,6 +1817,11 @@ fn run_with(
     estimate_only: bool,
 ) -> Result<CompressedSize, TableError> {
     let entries = level_size(seeds);
+    let form = layout.form;
+    assert!(
+        form.allows_segment_log2(layout.segment_log2),
+        "{layout:?}: a segment length the form does not allow"
+    );
     let alphabet = Alphabet::new(form, seeds, symbols);
     let depth = form.is_depth();
     debug_assert_eq!(matches!(side, Side::Ceilings(_)), form.is_probe());
@@ -1643,7 +1833,7 @@ fn run_with(
         Form::DepthRans => contexts::DEPTH_CONTEXTS,
         Form::SelfContained | Form::Probe => symbols,
     };
-    let (seg, group) = (form.segment(), form.group());
+    let (seg, group) = (layout.segment(), layout.group());
     let groups = entries.div_ceil(group as u64);
     // A batch's entries, and its side information: the probe form's ceilings, or a depth
     // table's values.
@@ -1843,7 +2033,7 @@ fn run_with(
             .par_iter()
             .map(|(first, v, c)| {
                 let (_, data) =
-                    encode_group(&coder, form, alphabet, &level, *first, v, c.as_deref());
+                    encode_group(&coder, layout, alphabet, &level, *first, v, c.as_deref());
                 (v.len() as u64, data.len() as u64)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -1857,7 +2047,9 @@ fn run_with(
     // Pass 2: encode group by group, in parallel within a batch; the index records go to
     // their place, the data after them in order.
     let mut header = CompressedHeader {
+        version: VERSION,
         form,
+        segment_log2: layout.segment_log2,
         rules,
         seeds,
         symbols: symbols as u32,
@@ -1865,8 +2057,9 @@ fn run_with(
         index_offset,
         data_offset,
         checksum: 0,
-        model_checksum: xxh3_64(&model_bytes),
+        model_checksum: 0,
     };
+    header.model_checksum = header.model_checksum_of(&model_bytes);
     let tmp = table::tmp_path(path);
     let file = OpenOptions::new()
         .read(true)
@@ -1897,7 +2090,7 @@ fn run_with(
                     .as_deref()
                     .map(|c| &c[g * group..g * group + values.len()]);
                 let first = start + (g * group) as u64;
-                encode_group(&coder, form, alphabet, &level, first, values, c)
+                encode_group(&coder, layout, alphabet, &level, first, values, c)
             })
             .collect();
         let first_group = start / group as u64;

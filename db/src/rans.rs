@@ -90,8 +90,20 @@ pub struct Model {
     order: Vec<u16>,
     /// Per rank: the end of its slots (each context's last is 4096).
     ends: Vec<u16>,
+    /// Per context: its first rank, in one load (see [`Head`]).
+    heads: Vec<Head>,
     /// The encoder's view, made on first use.
     dense: OnceLock<Dense>,
+}
+
+/// A context's start in `order` and `ends`, with its most frequent symbol and the end of
+/// that one's slots beside it: most slots decode from this alone, one load after the context
+/// is known, instead of three dependent ones.
+#[derive(Clone, Copy, Debug, Default)]
+struct Head {
+    start: u32,
+    first_end: u16,
+    first_symbol: u16,
 }
 
 /// Per context and symbol (rows of `symbols`): the frequency and the first slot.
@@ -409,6 +421,7 @@ impl Ranks {
                 rows,
                 order: Vec::new(),
                 ends: Vec::new(),
+                heads: Vec::new(),
                 dense: OnceLock::new(),
             },
         }
@@ -437,7 +450,18 @@ impl Ranks {
         Ok(())
     }
 
-    fn finish(self) -> Model {
+    fn finish(mut self) -> Model {
+        let m = &mut self.model;
+        m.heads = m
+            .rows
+            .windows(2)
+            .map(|w| Head {
+                // Every context has a symbol: its frequencies were checked to sum to 4096.
+                start: w[0],
+                first_end: m.ends[w[0] as usize],
+                first_symbol: m.order[w[0] as usize],
+            })
+            .collect();
         self.model
     }
 }
@@ -478,19 +502,22 @@ impl Decoder<'_> {
     #[inline(always)]
     pub fn next(&mut self, context: usize) -> usize {
         let m = self.model;
-        let row = m.rows[context] as usize..m.rows[context + 1] as usize;
-        let ends = &m.ends[row.clone()];
+        let head = m.heads[context];
         let slot = (self.x & u64::from(TOTAL - 1)) as u16;
-        // The first rank whose slots end past `slot` (the last one's end, 4096, always does).
-        let mut rank = 0;
-        while ends[rank] <= slot {
-            rank += 1;
-        }
-        let start = if rank == 0 { 0 } else { ends[rank - 1] };
-        let f = u64::from(ends[rank] - start);
-        self.x = f * (self.x >> PROBABILITY_BITS) + u64::from(slot - start);
+        let (start, end, symbol) = if slot < head.first_end {
+            (0, head.first_end, head.first_symbol)
+        } else {
+            // The first rank whose slots end past `slot` (the last one's end, 4096, always
+            // does).
+            let mut rank = head.start as usize + 1;
+            while m.ends[rank] <= slot {
+                rank += 1;
+            }
+            (m.ends[rank - 1], m.ends[rank], m.order[rank])
+        };
+        self.x = u64::from(end - start) * (self.x >> PROBABILITY_BITS) + u64::from(slot - start);
         self.refill();
-        usize::from(m.order[row.start + rank])
+        usize::from(symbol)
     }
 
     /// Whether the segment was read to its last byte and the state is back where the encoder

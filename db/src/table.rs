@@ -158,7 +158,8 @@ impl Header {
             rules,
             seeds,
             entries,
-        } = Preamble::parse(path, h, MAGIC, VERSION)?;
+            ..
+        } = Preamble::parse(path, h, MAGIC, VERSION..=VERSION)?;
         // A flipped bit in a field the checks below would accept (content, the data
         // checksum, ...) is caught here.
         let own = u64_at(48);
@@ -207,18 +208,19 @@ impl Header {
 /// the format version (8..12), the rule set (12), the index scheme (13), the seed count (16)
 /// and the entry count (24, the level's size).
 pub(crate) struct Preamble {
+    pub(crate) version: u32,
     pub(crate) rules: Rules,
     pub(crate) seeds: u32,
     pub(crate) entries: u64,
 }
 
 impl Preamble {
-    /// Parse the preamble of a header of `magic` and `version` read from `path`.
+    /// Parse the preamble of a header of `magic` and one of `versions` read from `path`.
     pub(crate) fn parse(
         path: &Path,
         h: &[u8],
         magic: [u8; 8],
-        version: u32,
+        versions: std::ops::RangeInclusive<u32>,
     ) -> Result<Preamble, TableError> {
         let mismatch = |field, expected: String, got: String| TableError::Mismatch {
             path: path.to_path_buf(),
@@ -236,12 +238,12 @@ impl Preamble {
                 got,
             });
         }
-        let got = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
-        if got != version {
+        let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+        if !versions.contains(&version) {
             return Err(TableError::BadVersion {
                 path: path.to_path_buf(),
-                expected: version,
-                got,
+                expected: *versions.end(),
+                got: version,
             });
         }
         let rules = Rules::from_code(h[12])
@@ -266,6 +268,7 @@ impl Preamble {
             ));
         }
         Ok(Preamble {
+            version,
             rules,
             seeds,
             entries,
@@ -713,6 +716,14 @@ impl Table {
     pub fn compressed_form(&self) -> Option<compressed::Form> {
         match &self.store {
             Store::Compressed(c) => Some(c.header().form),
+            Store::Plain { .. } => None,
+        }
+    }
+
+    /// The form and segment length of a compressed table (`None` for a plain one).
+    pub fn compressed_layout(&self) -> Option<compressed::Layout> {
+        match &self.store {
+            Store::Compressed(c) => Some(c.header().layout()),
             Store::Plain { .. } => None,
         }
     }

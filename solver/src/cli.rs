@@ -61,6 +61,17 @@ pub enum CoderArg {
     Huffman,
 }
 
+/// Entries per segment of the probe form's rANS coder (`compress --probe --segment`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum SegmentArg {
+    /// Twice the decoding a probe, about 0.12 bits a position less: the download's size.
+    #[value(name = "256")]
+    Long,
+    /// Probes about twice as fast (what earlier versions wrote).
+    #[value(name = "128")]
+    Short,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum DepthFormArg {
     Auto,
@@ -162,6 +173,12 @@ pub enum Command {
         /// wrote). Both are read.
         #[arg(long, value_enum, default_value = "rans", requires = "probe")]
         coder: CoderArg,
+        /// Entries per segment of the `rans` coder: a probe decodes half a segment on
+        /// average, and each segment costs a restart and an index entry. `256`: the smaller
+        /// (about 0.12 bits a position less); `128`: probes about twice as fast. Both are
+        /// read, as are depth tables of either (the depth pass writes 256).
+        #[arg(long, value_enum, default_value = "256", requires = "probe")]
+        segment: SegmentArg,
         /// Write nothing: estimate each level's compressed size from a sample of about 2048
         /// groups of it (encoded with a model fitted to them), in seconds a level, within a
         /// few tenths of a percent of the real size.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
-use awari_db::compressed::{self, Form};
+use awari_db::compressed::{self, Form, Layout};
 use awari_db::{
     compressed_depth_path, compressed_path, depth_path, level_exists, level_path, DbError, Expect,
     Level, Levels, Table, TableError,
@@ -112,10 +112,10 @@ fn ceilings(
 
 /// Compress level `n` of `source` to `path` (a `.cvalues` file), reporting to `progress`:
 /// self-contained without `lower`; with the source's lower levels, `lower`, the probe form
-/// in `probe` ([`Form::ProbeRans`] or the older [`Form::Probe`]).
+/// in `probe`'s layout ([`Form::ProbeRans`] or the older [`Form::Probe`]).
 pub fn compress_table(
     source: &Table,
-    lower: Option<(&Levels, Form)>,
+    lower: Option<(&Levels, Layout)>,
     path: &Path,
     progress: &dyn Progress,
 ) -> Result<CompressReport, TableError> {
@@ -126,7 +126,7 @@ pub fn compress_table(
 /// ([`compressed::estimate`]), nothing written (`path` then only names the level in errors).
 fn run_table(
     source: &Table,
-    lower: Option<(&Levels, Form)>,
+    lower: Option<(&Levels, Layout)>,
     path: &Path,
     progress: &dyn Progress,
     estimate_only: bool,
@@ -142,7 +142,7 @@ fn run_table(
             out,
         )
     };
-    let form = lower.map_or(Form::SelfContained, |(_, form)| form);
+    let layout = lower.map_or(Form::SelfContained.into(), |(_, layout)| layout);
     let start = Instant::now();
     source.advise(awari_db::Access::Sequential);
     let passes = PassProgress::new(progress, h.entries);
@@ -151,7 +151,7 @@ fn run_table(
     } else {
         compressed::compress_as
     }(
-        form,
+        layout,
         path,
         h.rules,
         h.seeds,
@@ -292,16 +292,18 @@ pub fn compress_depth_in_place(
     Ok(Some((report, compressed)))
 }
 
-/// What compressing levels `stones` (default: every level present) of `source` in `form`
+/// What compressing levels `stones` (default: every level present) of `source` in `layout`
 /// would take, each estimated from a sample of about 2048 groups of the level: nothing is
 /// written. Calls `on_level` after each.
 pub fn estimate_db(
     source: &Levels,
     stones: &[u32],
-    form: Form,
+    layout: impl Into<Layout>,
     progress: &dyn Progress,
     mut on_level: impl FnMut(&CompressReport),
 ) -> Result<Vec<CompressReport>, CompressError> {
+    let layout = layout.into();
+    let form = layout.form;
     let mut reports = Vec::new();
     for n in chosen_levels(source, stones) {
         let table = source.require(n)?;
@@ -312,7 +314,7 @@ pub fn estimate_db(
         progress.level(n, table.header().entries);
         let report = run_table(
             table,
-            probe.then_some((source, form)),
+            probe.then_some((source, layout)),
             &compressed_path(source.dir(), n),
             progress,
             true,
@@ -345,15 +347,17 @@ fn require_capture_levels(source: &Levels, n: u32) -> Result<(), DbError> {
 }
 
 /// Compress levels `stones` (default: every level present) of `source` into directory `out`
-/// in `form`, calling `on_level` after each.
+/// in `layout` (a [`Form`] is its default layout), calling `on_level` after each.
 pub fn compress_db(
     source: &Levels,
     out: &Path,
     stones: &[u32],
-    form: Form,
+    layout: impl Into<Layout>,
     progress: &dyn Progress,
     mut on_level: impl FnMut(&CompressReport),
 ) -> Result<Vec<CompressReport>, CompressError> {
+    let layout = layout.into();
+    let form = layout.form;
     std::fs::create_dir_all(out).map_err(|source| CompressError::CreateDir {
         dir: out.to_path_buf(),
         source,
@@ -393,7 +397,7 @@ pub fn compress_db(
             },
             _ => {
                 progress.level(n, table.header().entries);
-                compress_table(table, probe.then_some((source, form)), &path, progress)?
+                compress_table(table, probe.then_some((source, layout)), &path, progress)?
             }
         };
         // A depth table goes along, compressed (or as it is, if it is already, or has depths

@@ -173,6 +173,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             stones,
             probe,
             coder,
+            segment,
             estimate,
             threads,
         } => {
@@ -180,10 +181,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let source = Levels::open(&db, None)?;
             let bars = Bars::logging(log_every);
             let start = std::time::Instant::now();
-            let form = match (probe, coder) {
-                (true, cli::CoderArg::Rans) => awari_db::compressed::Form::ProbeRans,
-                (true, cli::CoderArg::Huffman) => awari_db::compressed::Form::Probe,
-                (false, _) => awari_db::compressed::Form::SelfContained,
+            use awari_db::compressed::{Form, Layout, LONG_SEGMENT_LOG2, PROBE_SEGMENT_LOG2};
+            let layout: Layout = match (probe, coder, segment) {
+                (true, cli::CoderArg::Rans, cli::SegmentArg::Long) => {
+                    Form::ProbeRans.with_segment_log2(LONG_SEGMENT_LOG2)
+                }
+                (true, cli::CoderArg::Rans, cli::SegmentArg::Short) => {
+                    Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)
+                }
+                (true, cli::CoderArg::Huffman, _) => Form::Probe.into(),
+                (false, _, _) => Form::SelfContained.into(),
             };
             let on_level = |r: &awari_solver::compress::CompressReport| {
                 if let Some(b) = bars.current() {
@@ -193,9 +200,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let reports = match out {
                 Some(out) if !estimate => awari_solver::compress::compress_db(
-                    &source, &out, &stones, form, &bars, on_level,
+                    &source, &out, &stones, layout, &bars, on_level,
                 )?,
-                _ => awari_solver::compress::estimate_db(&source, &stones, form, &bars, on_level)?,
+                _ => {
+                    awari_solver::compress::estimate_db(&source, &stones, layout, &bars, on_level)?
+                }
             };
             report::print_compress_total(&reports, start.elapsed().as_secs_f64());
             Ok(())

@@ -19,12 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::TableError;
 
-use super::PROBE_SEGMENT_LOG2;
+use super::MAX_SEGMENT;
 
-/// Slots per thread: 8192 segments of up to 128 values, about 1.1 MiB.
+/// Slots per thread: 8192 segments of up to 256 values, about 2.1 MiB.
 const SLOTS_LOG2: u32 = 13;
 /// Values per slot: the largest segment of any form.
-const WIDTH: usize = 1 << PROBE_SEGMENT_LOG2;
+const WIDTH: usize = MAX_SEGMENT;
 
 /// A key unique to each open table (0 is never one: an empty slot's).
 pub(super) fn new_key() -> u64 {

@@ -420,7 +420,7 @@ pub(super) fn decode(
     // The symbols decoded, entry k at WIDTH + k, after WIDTH of NONE: one run back from any
     // entry (at most 98 entries, 48 + 48 + 2) is in the array, and a run back before the
     // segment, or none (`back` 0, read as WIDTH back), is NONE, relation 0. No branch.
-    const WIDTH: usize = 1 << super::PROBE_SEGMENT_LOG2;
+    const WIDTH: usize = super::MAX_SEGMENT;
     const NONE: u8 = u8::MAX;
     let mut stored = [NONE; 2 * WIDTH];
     let mut decoder = model.decoder(bytes);
@@ -535,7 +535,7 @@ pub(super) fn decode_depths(
     whole: bool,
 ) -> bool {
     let stop = first + out.len();
-    let mut depths = [0u8; 1 << super::PROBE_SEGMENT_LOG2];
+    let mut depths = [0u8; super::MAX_SEGMENT];
     let mut decoder = model.decoder(bytes);
     let mut previous = 0;
     for (k, board) in level.boards(start..start + stop as u64).enumerate() {
@@ -670,7 +670,7 @@ mod tests {
         for _ in 0..300 {
             let n = 2 + rng.below(10) as u32;
             let level = Level::new(n);
-            let len = (1 + rng.below(128)).min(level.size()) as usize;
+            let len = (1 + rng.below(256)).min(level.size()) as usize;
             let first = rng.below(level.size() - len as u64 + 1);
             let symbols = 1 + rng.below(40) as usize;
             let values: Vec<i8> = (0..len)
@@ -715,7 +715,7 @@ mod tests {
     }
 
     /// A random search problem: a level of 3..8 seeds, a model of random counts, a segment of
-    /// 1..128 entries from anywhere in the level, random values, a third of them fixed, a
+    /// 1..256 entries from anywhere in the level, random values, a third of them fixed, a
     /// third free up to their value and a third free.
     struct RandomSegment {
         n: u32,
@@ -738,7 +738,7 @@ mod tests {
                 .map(|_| rng.below(50))
                 .collect();
             let costs = Costs::of(&rans::Model::fit(symbols, &counts));
-            let len = (1 + rng.below(128)).min(level.size()) as usize;
+            let len = (1 + rng.below(256)).min(level.size()) as usize;
             let first = rng.below(level.size() - len as u64 + 1);
             let values: Vec<u8> = (0..len)
                 .map(|_| (rng.below(symbols as u64) as i32 - n as i32) as i8 as u8)

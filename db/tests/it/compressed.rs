@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use awari_db::compressed::{self, compress, Form, BLOCK};
+use awari_db::compressed::{self, compress, Form, Layout, BLOCK};
 use awari_db::{level_size, Expect, Rules, SplitMix64, Table, TableError};
 
 fn temp(name: &str) -> PathBuf {
@@ -99,10 +99,17 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
     let d = temp("probe-form");
     // Both coders: rANS under richer contexts (what `compress` writes) and the older Huffman.
     let cases = [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)];
-    for (form, (n, rules)) in [Form::ProbeRans, Form::Probe]
+    // rANS in segments of 256 (the default) and of 128 (probes twice as fast).
+    let layouts = [
+        Form::ProbeRans.into(),
+        Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2),
+        Form::Probe.into(),
+    ];
+    for (layout, (n, rules)) in layouts
         .into_iter()
-        .flat_map(|f| cases.map(|c| (f, c)))
+        .flat_map(|f: Layout| cases.map(|c| (f, c)))
     {
+        let form = layout.form;
         let values = synthetic(n, 7 + u64::from(n));
         // About a third free: up to the value itself (a capture don't-care) or anything (a
         // terminal position), as the compressor's capture search would say.
@@ -117,7 +124,7 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
             .collect();
         let path = d.join(format!("level-{n:02}.cvalues"));
         let size = compressed::compress_as(
-            form,
+            layout,
             &path,
             rules,
             n,
@@ -135,6 +142,7 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
         let t = open(&path).unwrap();
         assert!(t.is_compressed() && t.is_probe_form());
         assert_eq!(t.compressed_form(), Some(form));
+        assert_eq!(t.compressed_layout(), Some(layout));
         assert_eq!(t.file_len(), size.bytes);
         t.verify().unwrap();
         t.check_blocks().unwrap();
@@ -321,6 +329,170 @@ fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("outside the data"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Level `n`'s made-up values with a third of them free, in the probe form of `layout`: the
+/// file's bytes and the values it stores.
+fn probe_form_bytes(d: &Path, n: u32, layout: Layout) -> (Vec<u8>, Vec<i8>) {
+    let values = synthetic(n, 3);
+    let mut rng = SplitMix64(4);
+    let ceilings: Vec<i8> = values
+        .iter()
+        .map(|&v| match rng.below(3) {
+            0 => v as i8,
+            _ => compressed::FIXED,
+        })
+        .collect();
+    let path = d.join(format!("level-{n:02}.cvalues"));
+    compressed::compress_as(
+        layout,
+        &path,
+        Rules::Awari,
+        n,
+        &|from, buf| {
+            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+            Ok(())
+        },
+        Some(&|from, _, out| {
+            out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
+            Ok(())
+        }),
+        &|_, _| {},
+    )
+    .unwrap();
+    let t = open(&path).unwrap();
+    let stored = (0..values.len() as u64)
+        .map(|i| t.stored(i).unwrap())
+        .collect();
+    (std::fs::read(&path).unwrap(), stored)
+}
+
+/// Format version 2's model checksum covers the header, so a segment length changed to the
+/// other one its coder allows is refused on open; a version-1 table (whose checksum covers
+/// the model alone, as before) still reads, with the segment lengths version 1 had.
+#[test]
+fn version_1_tables_still_read_and_a_changed_segment_length_is_refused() {
+    let d = temp("versions");
+    let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+    let refused = |name: &str, b: &[u8], needle: &str| {
+        let path = d.join(format!("{name}.cvalues"));
+        std::fs::write(&path, b).unwrap();
+        let err = open(&path).unwrap_err().to_string();
+        assert!(err.contains(needle), "{name}: {err}");
+    };
+    // Level 5 is one index group either way: only the checksum tells the lengths apart.
+    let (long_bytes, _) = probe_form_bytes(&d, 5, Form::ProbeRans.into());
+    assert_eq!(u32::from_le_bytes(long_bytes[8..12].try_into().unwrap()), 2);
+    assert_eq!(long_bytes[15], compressed::LONG_SEGMENT_LOG2);
+    let mut b = long_bytes.clone();
+    b[15] = compressed::PROBE_SEGMENT_LOG2;
+    refused("shortened", &b, "checksum mismatch");
+    let (mut b, _) = probe_form_bytes(&d, 5, short);
+    b[15] = compressed::LONG_SEGMENT_LOG2;
+    refused("lengthened", &b, "checksum mismatch");
+
+    let (bytes, stored) = probe_form_bytes(&d, 9, short);
+    // The same table as version 1 wrote it: the version, and the model's own checksum.
+    let model_end = u64_at(&bytes, 32) as usize;
+    let mut v1 = bytes.clone();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let sum = xxhash_rust::xxh3::xxh3_64(&v1[64..model_end]);
+    v1[56..64].copy_from_slice(&sum.to_le_bytes());
+    let path = d.join("level-09.cvalues");
+    std::fs::write(&path, &v1).unwrap();
+    let t = open(&path).unwrap();
+    assert_eq!(t.compressed_layout(), Some(short));
+    t.verify().unwrap();
+    t.check_blocks().unwrap();
+    for (i, &s) in stored.iter().enumerate() {
+        assert_eq!(t.stored(i as u64).unwrap(), s, "entry {i}");
+    }
+    drop(t);
+    // Version 1 never had segments of 256.
+    let mut b = v1.clone();
+    b[15] = compressed::LONG_SEGMENT_LOG2;
+    refused("v1-long", &b, "values per segment");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A segment of more than 255 bytes (256 entries of nearly 8 bits: uniform depths) puts its
+/// block's lengths at the head of its data (a wide block): the depths read back whole, from
+/// anywhere and one at a time, and a damaged length there is an error, never a wrong depth.
+#[test]
+fn a_wide_block_holds_segments_of_more_than_255_bytes() {
+    let d = temp("wide");
+    let n = 12;
+    let size = level_size(n) as usize;
+    let mut rng = SplitMix64(8);
+    // All won by 1: the contexts are few, so the model is near uniform over 256 depths.
+    let values = vec![1i8; size];
+    let depths: Vec<u8> = (0..size).map(|_| rng.below(256) as u8).collect();
+    let path = d.join("level-12.cdepth");
+    compressed::compress_depth(
+        &path,
+        Rules::Awari,
+        n,
+        255,
+        &|from, buf| {
+            buf.copy_from_slice(&depths[from as usize..from as usize + buf.len()]);
+            Ok(())
+        },
+        &|_, buf| {
+            buf.fill(1);
+            Ok(())
+        },
+        &|_, _| {},
+    )
+    .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    // Block 0's start in group 0's record: bit 15 marks it wide.
+    let index = u64_at(&bytes, 32) as usize;
+    let rel = u16::from_le_bytes([bytes[index + 8], bytes[index + 9]]);
+    assert!(rel & 0x8000 != 0, "block 0 is wide");
+    let read = |t: &Table, from: u64, len: usize| -> Result<Vec<u16>, TableError> {
+        let context = t.depth_context(from..from + len as u64);
+        let v = &values[context.start as usize..context.end as usize];
+        let mut got = vec![0u16; len];
+        t.read_depths(from, &mut got, v).map(|()| got)
+    };
+    let t = open(&path).unwrap();
+    t.verify().unwrap();
+    let all = read(&t, 0, size).unwrap();
+    assert!(all.iter().zip(&depths).all(|(&a, &b)| a == u16::from(b)));
+    for _ in 0..200 {
+        let from = rng.below(size as u64);
+        let len = (1 + rng.below(600) as usize).min(size - from as usize);
+        let got = read(&t, from, len).unwrap();
+        for (k, &g) in got.iter().enumerate() {
+            assert_eq!(
+                g,
+                u16::from(depths[from as usize + k]),
+                "entry {}",
+                from as usize + k
+            );
+        }
+    }
+    drop(t);
+    // Each byte of block 0's lengths flipped: an error, or the right depths.
+    let data = u64_at(&bytes, 40) as usize;
+    for k in 0..16 {
+        let mut b = bytes.clone();
+        b[data + k] ^= 0x04;
+        let bad = d.join("bad.cdepth");
+        std::fs::write(&bad, &b).unwrap();
+        let t = open(&bad).unwrap();
+        for from in [0, 300, 1000, 2047] {
+            if let Ok(got) = read(&t, from, 1) {
+                assert_eq!(
+                    got[0],
+                    u16::from(depths[from as usize]),
+                    "byte {k}, entry {from}"
+                );
+            }
+        }
+        assert!(read(&t, 0, 2048).is_err(), "byte {k}: block 0 is refused");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 

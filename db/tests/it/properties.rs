@@ -17,11 +17,12 @@ use std::sync::OnceLock;
 use awari_db::{compressed, level_size, write_table, Board, Expect, Header, Level, Rules, Table};
 use proptest::prelude::*;
 
-/// Compressed depth tables (the files' bytes, one per coder), their values and their depths.
-type DepthSource = ([Vec<u8>; 2], Vec<i8>, Vec<u8>);
+/// Compressed depth tables (the files' bytes, one per layout), their values and their depths.
+type DepthSource = ([Vec<u8>; 3], Vec<i8>, Vec<u8>);
 
 /// Compressed depth tables of level 9 with made-up values and depths (runs, a spread of
-/// depths, 0 for every draw), in both coders (5, what the depth pass writes, and the older 3):
+/// depths, 0 for every draw), in both coders (5, what the depth pass writes, in segments of 256
+/// and of 128, and the older 3):
 /// their files' bytes, the values and the depths.
 fn cdepth_source() -> &'static DepthSource {
     static SOURCE: OnceLock<DepthSource> = OnceLock::new();
@@ -45,9 +46,15 @@ fn cdepth_source() -> &'static DepthSource {
         let dir = std::env::temp_dir().join(format!("awari-prop-cd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("level-09.cdepth");
-        let bytes = [compressed::Form::DepthRans, compressed::Form::Depth].map(|form| {
+        let short = compressed::Form::DepthRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+        let layouts = [
+            compressed::Form::DepthRans.into(),
+            short,
+            compressed::Form::Depth.into(),
+        ];
+        let bytes = layouts.map(|layout: compressed::Layout| {
             compressed::compress_depth_as(
-                form,
+                layout,
                 &path,
                 Rules::Awari,
                 n,
@@ -103,8 +110,8 @@ fn plain_sources() -> &'static Vec<[PlainSource; 2]> {
     })
 }
 
-/// A compressed values table: its form, its file's bytes and the values it stores.
-type Source = (compressed::Form, Vec<u8>, Vec<i8>);
+/// A compressed values table: its layout, its file's bytes and the values it stores.
+type Source = (compressed::Layout, Vec<u8>, Vec<i8>);
 
 /// Compressed values tables of level 9 with made-up values, a third of them free (a
 /// ceiling at the value or anything), in the two probe-form coders and the self-contained
@@ -138,17 +145,24 @@ fn cvalues_sources() -> &'static Vec<Source> {
             Ok(())
         };
         use compressed::Form;
-        let sources = [Form::ProbeRans, Form::Probe, Form::SelfContained]
-            .into_iter()
-            .map(|form| {
-                let free: Option<&compressed::ReadFreedom<'_>> = form.is_probe().then_some(&free);
-                compressed::compress_as(form, &path, Rules::Awari, n, &read, free, &|_, _| {})
-                    .unwrap();
-                let t = Table::open(&path, Expect::default()).unwrap();
-                let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
-                (form, std::fs::read(&path).unwrap(), stored)
-            })
-            .collect();
+        let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+        let sources = [
+            Form::ProbeRans.into(),
+            short,
+            Form::Probe.into(),
+            Form::SelfContained.into(),
+        ]
+        .into_iter()
+        .map(|layout: compressed::Layout| {
+            let free: Option<&compressed::ReadFreedom<'_>> =
+                layout.form.is_probe().then_some(&free);
+            compressed::compress_as(layout, &path, Rules::Awari, n, &read, free, &|_, _| {})
+                .unwrap();
+            let t = Table::open(&path, Expect::default()).unwrap();
+            let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
+            (layout, std::fs::read(&path).unwrap(), stored)
+        })
+        .collect();
         std::fs::remove_dir_all(&dir).unwrap();
         sources
     })
@@ -258,13 +272,13 @@ proptest! {
 
     #[test]
     fn a_damaged_compressed_values_table_is_an_error_or_the_same_values(
-        which in 0usize..3,
+        which in 0usize..4,
         offset in any::<usize>(),
         xor in 1u8..=255,
         start in any::<u64>(),
         len in 1usize..300,
     ) {
-        let (form, bytes, stored) = &cvalues_sources()[which];
+        let (layout, bytes, stored) = &cvalues_sources()[which];
         let dir = std::env::temp_dir().join(format!("awari-prop-cvd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("level-09.cvalues");
@@ -273,7 +287,7 @@ proptest! {
         bytes[offset] ^= xor;
         std::fs::write(&path, &bytes).unwrap();
         if let Ok(t) = Table::open(&path, Expect::default()) {
-            prop_assert_eq!(t.compressed_form(), Some(*form));
+            prop_assert_eq!(t.compressed_layout(), Some(*layout));
             // The whole table, a stretch from anywhere and one entry: an error, or what was
             // stored.
             let size = stored.len() as u64;
@@ -283,7 +297,7 @@ proptest! {
                 if t.read_stored(from, &mut got).is_ok() {
                     for (k, &v) in got.iter().enumerate() {
                         let i = from as usize + k;
-                        prop_assert_eq!(v as i8, stored[i], "{:?} entry {}", form, i);
+                        prop_assert_eq!(v as i8, stored[i], "{:?} entry {}", layout, i);
                     }
                 }
             }
@@ -296,7 +310,7 @@ proptest! {
 
     #[test]
     fn a_damaged_compressed_depth_table_is_an_error_or_the_same_depths(
-        which in 0usize..2,
+        which in 0usize..3,
         offset in any::<usize>(),
         xor in 1u8..=255,
         start in any::<u64>(),
