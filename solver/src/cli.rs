@@ -370,7 +370,10 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 0.4)]
     pub depth_ratio: f64,
     /// Plan for tables compressed as they are built (`build --compress`): disk from the
-    /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend.
+    /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend; and
+    /// what the result takes to download, its values in the probe form (`compress --probe`:
+    /// 2.4 bits per position, measured or estimated to 32 seeds, and their trend) with the
+    /// depth tables (with --depth, whose disk the total shows apart from the values').
     #[arg(long)]
     pub compress: bool,
     /// Free disk for the database, e.g. 2T (default: what is free in --db, or in the

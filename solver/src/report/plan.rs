@@ -50,6 +50,27 @@ const COMPRESSED_TREND: f64 = 0.0159;
 /// levels, 2.36 at even ones; the first coder 5 took 2.58, coder 3 2.95).
 pub const COMPRESSED_DEPTH_BITS: f64 = 2.47;
 
+/// Bits per position of the probe form (`compress --probe`: coder 4, segments of 256; whole
+/// files) of levels 0..=32 of the awari database: levels 0..20 written, 21..32 estimated from
+/// samples (`compress --probe --estimate`; docs/performance.md). Levels 0..9 are mostly their
+/// model.
+const PROBE_FORM_BITS: [f64; 33] = [
+    2048.0, 512.0, 184.615, 74.066, 32.674, 15.538, 8.346, 5.036, 3.744, 3.101, 2.582, 2.765,
+    2.365, 2.495, 2.301, 2.351, 2.271, 2.322, 2.307, 2.345, 2.342, 2.359, 2.353, 2.370, 2.380,
+    2.387, 2.420, 2.403, 2.403, 2.427, 2.418, 2.437, 2.429,
+];
+/// The least-squares growth of the probe form's bits per position over levels 24..32.
+const PROBE_FORM_TREND: f64 = 0.0061;
+
+/// Bytes of level `n` in the probe form: measured up to 32 seeds, the trend beyond.
+pub fn probe_form_bytes(n: u32) -> u64 {
+    let bits = match PROBE_FORM_BITS.get(n as usize) {
+        Some(&b) => b,
+        None => PROBE_FORM_BITS[32] + PROBE_FORM_TREND * f64::from(n - 32),
+    };
+    (level_size(n) as f64 * bits / 8.0).ceil() as u64
+}
+
 /// Bytes of level `n`'s depth table as `build --depth` stores it by default: plain (one byte
 /// a position) up to [`crate::depth::PLAIN_DEPTH_UP_TO`] seeds, compressed above.
 pub fn depth_bytes(n: u32) -> u64 {
@@ -134,6 +155,8 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         "level", "positions", "RAM", "disk", "disk total", "I/O", "est. time", "cumulative", "mode"
     ));
     let (mut disk_total, mut secs_total, mut peak_ram, mut io_total) = (0u64, 0f64, 0u64, 0u64);
+    // Disk of the values and of the depth tables apart, and of the probe form's values.
+    let (mut values_total, mut depth_total, mut probe_total) = (0u64, 0u64, 0u64);
     let mut first_unfit = None;
     let mut first_no_disk = None;
     let mut peak_work = 0u64;
@@ -142,12 +165,16 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         let p = level_size(n);
         // Depth tables as stored by default: plain up to 20 seeds, compressed above.
         let depth_disk = if depth { depth_bytes(n) } else { 0 };
-        let disk = if m.compress {
+        let values_disk = if m.compress {
             compressed_bytes(n)
         } else {
             p + 64
-        } + depth_disk;
+        };
+        let disk = values_disk + depth_disk;
         disk_total += disk;
+        values_total += values_disk;
+        depth_total += depth_disk;
+        probe_total += probe_form_bytes(n);
         if m.built[n as usize] {
             s.push_str(&format!(
                 "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}  in the database\n",
@@ -240,13 +267,22 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         ));
     }
     s.push_str(&format!(
-        "total: {} positions, peak RAM {}, disk {}{}, sequential I/O {} ({} of it), about {}{}\n",
+        "total: {} positions, peak RAM {}, disk {}{}{}, sequential I/O {} ({} of it), about {}{}\n",
         (0..=max)
             .filter(|&n| level_exists(n))
             .map(level_size)
             .sum::<u64>(),
         human(peak_ram),
         human(disk_total),
+        if depth {
+            format!(
+                " (values {}, depth tables {})",
+                human(values_total),
+                human(depth_total)
+            )
+        } else {
+            String::new()
+        },
         if peak_work > 0 {
             format!(
                 " (+ {} of work files while the largest low-memory or two-bit level is built)",
@@ -264,6 +300,22 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             ""
         }
     ));
+    if m.compress {
+        let positions: u64 = (0..=max).filter(|&n| level_exists(n)).map(level_size).sum();
+        s.push_str(&format!(
+            "to download: the values in the probe form (`compress --probe`), {} ({:.2} bits a position){}\n",
+            human(probe_total),
+            8.0 * probe_total as f64 / positions as f64,
+            if depth {
+                format!(
+                    ", with the depth tables {}",
+                    human(probe_total + depth_total)
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
     if let Some(n) = first_unfit {
         s.push_str(&format!(
             "levels from {n} do not fit in {}{}\n",
@@ -611,6 +663,67 @@ mod tests {
         assert_eq!(
             compressed_bytes(20),
             (80214915.0f64 * 3.680 / 8.0).ceil() as u64
+        );
+        // The download: the probe form, measured to 32 seeds, then its trend.
+        let line = packed
+            .lines()
+            .find(|l| l.starts_with("to download:"))
+            .unwrap();
+        let probe: u64 = (0..=48)
+            .filter(|&n| level_exists(n))
+            .map(probe_form_bytes)
+            .sum();
+        assert!(
+            line.contains(&human(probe)) && !plain.contains("to download"),
+            "{line}"
+        );
+        assert_eq!(
+            probe_form_bytes(20),
+            (80214915.0f64 * 2.342 / 8.0).ceil() as u64
+        );
+        let trend = PROBE_FORM_BITS[32] + 2.0 * PROBE_FORM_TREND;
+        assert_eq!(
+            probe_form_bytes(34),
+            (level_size(34) as f64 * trend / 8.0).ceil() as u64
+        );
+    }
+
+    #[test]
+    fn with_depth_tables_the_total_shows_values_and_depths_apart() {
+        let plan = render(
+            30,
+            &Machine {
+                compress: true,
+                ..machine(256 << 30, 4 << 40)
+            },
+            true,
+        );
+        let total = plan.lines().find(|l| l.starts_with("total:")).unwrap();
+        let values: u64 = (0..=30)
+            .filter(|&n| level_exists(n))
+            .map(compressed_bytes)
+            .sum();
+        let depths: u64 = (0..=30).filter(|&n| level_exists(n)).map(depth_bytes).sum();
+        assert!(
+            total.contains(&format!(
+                "disk {} (values {}, depth tables {})",
+                human(values + depths),
+                human(values),
+                human(depths)
+            )),
+            "{total}"
+        );
+        let download = plan
+            .lines()
+            .find(|l| l.starts_with("to download:"))
+            .unwrap();
+        let probe: u64 = (0..=30)
+            .filter(|&n| level_exists(n))
+            .map(probe_form_bytes)
+            .sum();
+        assert!(
+            download.contains(&format!("with the depth tables {}", human(probe + depths))),
+            "{download}"
         );
     }
 }
