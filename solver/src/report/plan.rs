@@ -45,10 +45,10 @@ const COMPRESSED_BITS: [f64; 35] = [
 /// The measured growth of the bits per position with the level over 24..34.
 const COMPRESSED_TREND: f64 = 0.0159;
 
-/// Bits per position of a compressed depth table (`level-NN.cdepth`, coder 5): levels 24..27
-/// of the awari database as `awari-solver depth` wrote them (docs/performance.md; 2.55 at odd
-/// levels, 2.36 at even ones; the first coder 5 took 2.58, coder 3 2.95).
-pub const COMPRESSED_DEPTH_BITS: f64 = 2.47;
+/// Bits per position of a compressed depth table (`level-NN.cdepth`, coder 5 in segments of
+/// 256): levels 24..29 of the awari database (docs/performance.md; 2.45–2.48 at odd levels,
+/// 2.26–2.28 at even ones; 2.48 in segments of 128, coder 3 2.95).
+pub const COMPRESSED_DEPTH_BITS: f64 = 2.38;
 
 /// Bits per position of the probe form (`compress --probe`: coder 4, segments of 256; whole
 /// files) of levels 0..=32 of the awari database: levels 0..20 written, 21..32 estimated from
@@ -628,10 +628,13 @@ mod tests {
             depth_bytes(21),
             (level_size(21) as f64 * COMPRESSED_DEPTH_BITS / 8.0).ceil() as u64
         );
-        // The whole game: 828 GiB of values plus about 2.6 bits a position of depths.
+        // The whole game: 828 GiB of values plus about 2.4 bits a position of depths.
         let plan = render(48, &machine(256 << 30, 4 << 40), true);
         let line = plan.lines().find(|l| l.starts_with("total:")).unwrap();
-        assert!(line.contains("disk 1.1 TiB"), "{line}");
+        assert!(
+            line.contains("disk 1.0 TiB (values 828.00 GiB, depth tables 246.47 GiB)"),
+            "{line}"
+        );
     }
 
     #[test]
