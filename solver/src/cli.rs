@@ -162,14 +162,14 @@ pub enum Command {
         /// Levels to compress (default: every level present).
         #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
         stones: Vec<u32>,
-        /// Write the probe form: smaller (about 2.5 bits per position instead of 3.9), but
+        /// Write the probe form: smaller (about 2.4 bits per position instead of 3.9), but
         /// each entry is resolved by a capture search into the lower levels, so only the
         /// probe, Python and verify (by lookup) read it, not build, stats or compare. Where
         /// a capture achieves a position's value, the position stores whatever is cheapest.
         #[arg(long)]
         probe: bool,
-        /// The probe form's coder: `rans` (the smaller; probes about 4× slower than with
-        /// `huffman`) or `huffman` (about 0.35 bits a position more; what earlier versions
+        /// The probe form's coder: `rans` (the smaller; probes several times slower than with
+        /// `huffman`) or `huffman` (about 0.45 bits a position more; what earlier versions
         /// wrote). Both are read.
         #[arg(long, value_enum, default_value = "rans", requires = "probe")]
         coder: CoderArg,

@@ -382,6 +382,55 @@ fn a_closed_pipe_is_a_quiet_exit() {
     }
 }
 
+/// `compress --probe` writes segments of 256 entries, `--segment 128` of 128; both resolve to
+/// the plain values, and `--segment` without `--probe` is refused.
+#[test]
+fn compress_segment_chooses_the_probe_forms_segment_length() {
+    use awari_db::compressed::{Form, LONG_SEGMENT_LOG2, PROBE_SEGMENT_LOG2};
+    let dir = values_dir("segment", Rules::Awari, 10);
+    let plain = Levels::open(&dir, Some(Rules::Awari)).unwrap();
+    for (flag, log2) in [(None, LONG_SEGMENT_LOG2), (Some("128"), PROBE_SEGMENT_LOG2)] {
+        let out = temp(&format!("segment-{log2}"));
+        let mut args = vec!["compress", "--db", s(&dir), "--out", s(&out), "--probe"];
+        if let Some(f) = flag {
+            args.extend(["--segment", f]);
+        }
+        let o = solver(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let probe = Levels::open(&out, Some(Rules::Awari)).unwrap();
+        let want = Form::ProbeRans.with_segment_log2(log2);
+        for n in (0..=10).filter(|&n| level_exists(n)) {
+            assert_eq!(probe.require(n).unwrap().compressed_layout(), Some(want));
+        }
+        let level = Level::new(10);
+        for (i, board) in (0..level.size())
+            .zip(level.boards(0..level.size()))
+            .step_by(7)
+        {
+            assert_eq!(
+                probe.lookup(&board, i).unwrap(),
+                plain.require(10).unwrap().value(i).unwrap(),
+                "entry {i}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(out);
+    }
+    let o = solver(&[
+        "compress",
+        "--db",
+        s(&dir),
+        "--estimate",
+        "--segment",
+        "128",
+    ]);
+    assert!(
+        !o.status.success() && text(&o).contains("--probe"),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Every depth of `levels`' level `n`, read whole.
 fn all_depths(levels: &Levels, n: u32) -> Vec<u16> {
     let mut d = vec![0u16; Level::new(n).size() as usize];

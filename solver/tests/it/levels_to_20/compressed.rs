@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use awari_db::compressed::Form;
+use awari_db::compressed::{Form, Layout, PROBE_SEGMENT_LOG2};
 use awari_db::{compressed_path, level_exists, level_path, raw_path, Levels, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::compress::{compress_db, estimate_db};
@@ -83,8 +83,9 @@ fn compress_round_trips_every_level_to_20() {
     }
 }
 
-/// The probe form of every level up to 12 under awari in coder 4 (rANS) and 13 under abapa
-/// and grand slam in coder 2 (Huffman, as older files are): each entry resolved by its capture
+/// The probe form of every level up to 12 under awari in coder 4 (rANS, segments of 256), up to
+/// 12 under abapa in coder 4 in segments of 128 (`--segment 128`), and up to 13 under grand
+/// slam in coder 2 (Huffman, as older files are): each entry resolved by its capture
 /// search is the plain table's value; the files are well under the
 /// self-contained form's size; `verify` (which looks the form up) passes; the builder refuses
 /// it as a lower level with a one-line error; a self-contained level in the output is
@@ -97,10 +98,10 @@ fn the_probe_form_resolves_to_the_plain_values() {
     // minute of CPU under the three rule sets. (The fast tier checks both coders on 100,000
     // random boards of levels 0..16 through `awari-probe batch`.)
     for rules in Rules::ALL {
-        let (probe_top, form): (u32, Form) = if rules == Rules::Awari {
-            (12, Form::ProbeRans)
-        } else {
-            (13, Form::Probe)
+        let (probe_top, layout): (u32, Layout) = match rules {
+            Rules::Awari => (12, Form::ProbeRans.into()),
+            Rules::Abapa => (12, Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)),
+            Rules::GrandSlam => (13, Form::Probe.into()),
         };
         let stones: Vec<u32> = (0..=probe_top).collect();
         let plain = Levels::open(reference(rules), Some(rules)).unwrap();
@@ -115,13 +116,13 @@ fn the_probe_form_resolves_to_the_plain_values() {
             |_| {},
         )
         .unwrap();
-        let reports = compress_db(&plain, &out, &stones, form, &Silent, |_| {}).unwrap();
+        let reports = compress_db(&plain, &out, &stones, layout, &Silent, |_| {}).unwrap();
         assert!(reports.iter().all(|r| r.seconds.is_some()), "{rules}");
         let probe = Levels::open(&out, Some(rules)).unwrap();
         for n in (0..=probe_top).filter(|&n| level_exists(n)) {
             let t = probe.require(n).unwrap();
             assert!(t.is_probe_form(), "{rules} level {n}");
-            assert_eq!(t.compressed_form(), Some(form), "{rules} level {n}");
+            assert_eq!(t.compressed_layout(), Some(layout), "{rules} level {n}");
             t.verify().unwrap();
             t.check_blocks().unwrap();
             assert!(
@@ -147,13 +148,13 @@ fn the_probe_form_resolves_to_the_plain_values() {
             assert!(r.bits_per_position() < 3.2, "{rules}: {r:?}");
         }
         // Its estimate, sampling every group at these levels, is its size.
-        let estimates = estimate_db(&plain, &stones, form, &Silent, |_| {}).unwrap();
+        let estimates = estimate_db(&plain, &stones, layout, &Silent, |_| {}).unwrap();
         assert_eq!(estimates.len(), stones.len());
         for (e, r) in estimates.iter().zip(&reports) {
             assert_eq!((e.level, e.bytes), (r.level, r.bytes), "{rules}");
         }
         // Kept on a rerun.
-        let again = compress_db(&plain, &out, &stones, form, &Silent, |_| {}).unwrap();
+        let again = compress_db(&plain, &out, &stones, layout, &Silent, |_| {}).unwrap();
         assert!(again.iter().all(|r| r.seconds.is_none()));
         // verify looks the form up (a capture search for every child), and passes.
         let v = awari_solver::verify::verify_level(
