@@ -50,6 +50,34 @@ fn write(path: &Path, rules: Rules, n: u32, values: &[u8]) -> compressed::Compre
     .unwrap()
 }
 
+/// Level `n`'s `values` in the probe form of `layout`, each entry free up to its `ceilings`
+/// entry (or [`compressed::FIXED`]), to `path`.
+fn write_probe(
+    path: &Path,
+    layout: Layout,
+    rules: Rules,
+    n: u32,
+    values: &[u8],
+    ceilings: &[i8],
+) -> compressed::CompressedSize {
+    compressed::compress_as(
+        layout,
+        path,
+        rules,
+        n,
+        &|from, buf| {
+            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
+            Ok(())
+        },
+        Some(&|from, _, out| {
+            out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
+            Ok(())
+        }),
+        &|_, _| {},
+    )
+    .unwrap()
+}
+
 fn open(path: &Path) -> Result<Table, TableError> {
     Table::open(path, Expect::default())
 }
@@ -123,22 +151,7 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
             })
             .collect();
         let path = d.join(format!("level-{n:02}.cvalues"));
-        let size = compressed::compress_as(
-            layout,
-            &path,
-            rules,
-            n,
-            &|from, buf| {
-                buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
-                Ok(())
-            },
-            Some(&|from, _, out| {
-                out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
-                Ok(())
-            }),
-            &|_, _| {},
-        )
-        .unwrap();
+        let size = write_probe(&path, layout, rules, n, &values, &ceilings);
         let t = open(&path).unwrap();
         assert!(t.is_compressed() && t.is_probe_form());
         assert_eq!(t.compressed_form(), Some(form));
@@ -345,22 +358,7 @@ fn probe_form_bytes(d: &Path, n: u32, layout: Layout) -> (Vec<u8>, Vec<i8>) {
         })
         .collect();
     let path = d.join(format!("level-{n:02}.cvalues"));
-    compressed::compress_as(
-        layout,
-        &path,
-        Rules::Awari,
-        n,
-        &|from, buf| {
-            buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
-            Ok(())
-        },
-        Some(&|from, _, out| {
-            out.copy_from_slice(&ceilings[from as usize..from as usize + out.len()]);
-            Ok(())
-        }),
-        &|_, _| {},
-    )
-    .unwrap();
+    write_probe(&path, layout, Rules::Awari, n, &values, &ceilings);
     let t = open(&path).unwrap();
     let stored = (0..values.len() as u64)
         .map(|i| t.stored(i).unwrap())

@@ -672,10 +672,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("to download:"))
             .unwrap();
-        let probe: u64 = (0..=48)
-            .filter(|&n| level_exists(n))
-            .map(probe_form_bytes)
-            .sum();
+        let probe = over_levels(48, probe_form_bytes);
         assert!(
             line.contains(&human(probe)) && !plain.contains("to download"),
             "{line}"
@@ -691,6 +688,11 @@ mod tests {
         );
     }
 
+    /// The sum of `bytes` over the levels 0..=max that exist.
+    fn over_levels(max: u32, bytes: fn(u32) -> u64) -> u64 {
+        (0..=max).filter(|&n| level_exists(n)).map(bytes).sum()
+    }
+
     #[test]
     fn with_depth_tables_the_total_shows_values_and_depths_apart() {
         let plan = render(
@@ -702,11 +704,8 @@ mod tests {
             true,
         );
         let total = plan.lines().find(|l| l.starts_with("total:")).unwrap();
-        let values: u64 = (0..=30)
-            .filter(|&n| level_exists(n))
-            .map(compressed_bytes)
-            .sum();
-        let depths: u64 = (0..=30).filter(|&n| level_exists(n)).map(depth_bytes).sum();
+        let values = over_levels(30, compressed_bytes);
+        let depths = over_levels(30, depth_bytes);
         assert!(
             total.contains(&format!(
                 "disk {} (values {}, depth tables {})",
@@ -720,10 +719,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("to download:"))
             .unwrap();
-        let probe: u64 = (0..=30)
-            .filter(|&n| level_exists(n))
-            .map(probe_form_bytes)
-            .sum();
+        let probe = over_levels(30, probe_form_bytes);
         assert!(
             download.contains(&format!("with the depth tables {}", human(probe + depths))),
             "{download}"
