@@ -151,7 +151,8 @@ pub enum Command {
     /// Compress a database directory, ours or raw VU `scores.N` files, into another: each
     /// level to level-NN.cvalues, checked by decoding it back before it is renamed into
     /// place. Every reader (probe, Python, stats, verify, build) opens the result with --db.
-    /// Resumable: levels already compressed in --out are kept.
+    /// Resumable: levels already compressed in --out as asked (form, coder and segment length)
+    /// are kept; others are written again.
     Compress {
         /// The database directory to compress.
         #[arg(long, default_value = "awari-db")]

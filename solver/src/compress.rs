@@ -387,7 +387,9 @@ pub fn compress_db(
             require_capture_levels(source, n)?;
         }
         let report = match Table::open(&path, expect) {
-            Ok(kept) if kept.is_compressed() && kept.is_probe_form() == probe => CompressReport {
+            // Kept only as asked: the same form and segment length (an older layout, or the
+            // other form, is written again).
+            Ok(kept) if kept.compressed_layout() == Some(layout) => CompressReport {
                 level: n,
                 entries: kept.header().entries,
                 source_bytes: table.file_len(),

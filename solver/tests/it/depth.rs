@@ -383,20 +383,27 @@ fn a_closed_pipe_is_a_quiet_exit() {
 }
 
 /// `compress --probe` writes segments of 256 entries, `--segment 128` of 128; both resolve to
-/// the plain values, and `--segment` without `--probe` is refused.
+/// the plain values; a level compressed in the other length is written again, one in the
+/// same kept; and `--segment` without `--probe` is refused.
 #[test]
 fn compress_segment_chooses_the_probe_forms_segment_length() {
     use awari_db::compressed::{Form, LONG_SEGMENT_LOG2, PROBE_SEGMENT_LOG2};
     let dir = values_dir("segment", Rules::Awari, 10);
     let plain = Levels::open(&dir, Some(Rules::Awari)).unwrap();
+    let out = temp("segment-out");
     for (flag, log2) in [(None, LONG_SEGMENT_LOG2), (Some("128"), PROBE_SEGMENT_LOG2)] {
-        let out = temp(&format!("segment-{log2}"));
         let mut args = vec!["compress", "--db", s(&dir), "--out", s(&out), "--probe"];
         if let Some(f) = flag {
             args.extend(["--segment", f]);
         }
         let o = solver(&args);
         assert!(o.status.success(), "{}", text(&o));
+        assert!(!text(&o).contains("kept"), "{}", text(&o));
+        let again = text(&solver(&args));
+        assert!(
+            again.contains("level 10 compressed") && again.contains("kept"),
+            "{again}"
+        );
         let probe = Levels::open(&out, Some(Rules::Awari)).unwrap();
         let want = Form::ProbeRans.with_segment_log2(log2);
         for n in (0..=10).filter(|&n| level_exists(n)) {
@@ -413,8 +420,8 @@ fn compress_segment_chooses_the_probe_forms_segment_length() {
                 "entry {i}"
             );
         }
-        let _ = std::fs::remove_dir_all(out);
     }
+    let _ = std::fs::remove_dir_all(out);
     let o = solver(&[
         "compress",
         "--db",
