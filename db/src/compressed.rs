@@ -239,21 +239,6 @@ impl Form {
             segment_log2: log2,
         }
     }
-
-    /// Values per segment, by default.
-    pub const fn segment(self) -> usize {
-        1 << self.segment_log2()
-    }
-
-    /// Values per block (one checksum), by default.
-    pub const fn block(self) -> usize {
-        self.segment() * BLOCK_SEGMENTS
-    }
-
-    /// Values per index group (one index record), by default.
-    pub const fn group(self) -> usize {
-        self.block() * GROUP_BLOCKS
-    }
 }
 
 /// What a table is written as: its form, and the entries per segment (what a probe decodes,
@@ -1360,8 +1345,8 @@ pub const FIXED: i8 = i8::MIN;
 
 /// Values per batch of the streamed compression (a multiple of a group).
 const BATCH: u64 = 1 << 24;
+// The largest group divides it, and with it every group (powers of two no larger).
 const _: () = assert!(BATCH % (MAX_SEGMENT * BLOCK_SEGMENTS * GROUP_BLOCKS) as u64 == 0);
-const _: () = assert!(BATCH % Form::SelfContained.group() as u64 == 0);
 
 /// Code lengths of every context from counts; with `smooth`, every symbol gets a code (the
 /// probe form's model is fitted to a sample, and the encoder may meet any pair).

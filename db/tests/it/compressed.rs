@@ -78,6 +78,19 @@ fn write_probe(
     .unwrap()
 }
 
+/// Ceilings of `values` as a probe form's capture search might give them: about a third of
+/// the entries free up to their own value (drawn from `seed`), the others fixed.
+fn free_at_value(values: &[u8], seed: u64) -> Vec<i8> {
+    let mut rng = SplitMix64(seed);
+    values
+        .iter()
+        .map(|&v| match rng.below(3) {
+            0 => v as i8,
+            _ => compressed::FIXED,
+        })
+        .collect()
+}
+
 fn open(path: &Path) -> Result<Table, TableError> {
     Table::open(path, Expect::default())
 }
@@ -349,14 +362,7 @@ fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
 /// file's bytes and the values it stores.
 fn probe_form_bytes(d: &Path, n: u32, layout: Layout) -> (Vec<u8>, Vec<i8>) {
     let values = synthetic(n, 3);
-    let mut rng = SplitMix64(4);
-    let ceilings: Vec<i8> = values
-        .iter()
-        .map(|&v| match rng.below(3) {
-            0 => v as i8,
-            _ => compressed::FIXED,
-        })
-        .collect();
+    let ceilings = free_at_value(&values, 4);
     let path = d.join(format!("level-{n:02}.cvalues"));
     write_probe(&path, layout, Rules::Awari, n, &values, &ceilings);
     let t = open(&path).unwrap();
@@ -564,14 +570,7 @@ fn estimate_against_size(name: &str, runs: &[(u32, bool, bool)]) {
     let d = temp(name);
     for &(n, probe, exact) in runs {
         let values = synthetic(n, 3 + u64::from(n));
-        let mut rng = SplitMix64(9);
-        let ceilings: Vec<i8> = values
-            .iter()
-            .map(|&v| match rng.below(3) {
-                0 => v as i8,
-                _ => compressed::FIXED,
-            })
-            .collect();
+        let ceilings = free_at_value(&values, 9);
         let read = |from: u64, buf: &mut [u8]| {
             buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
             Ok(())

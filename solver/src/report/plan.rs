@@ -266,12 +266,9 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             if disk_ok { "" } else { ", disk full" },
         ));
     }
+    let positions: u64 = (0..=max).filter(|&n| level_exists(n)).map(level_size).sum();
     s.push_str(&format!(
-        "total: {} positions, peak RAM {}, disk {}{}{}, sequential I/O {} ({} of it), about {}{}\n",
-        (0..=max)
-            .filter(|&n| level_exists(n))
-            .map(level_size)
-            .sum::<u64>(),
+        "total: {positions} positions, peak RAM {}, disk {}{}{}, sequential I/O {} ({} of it), about {}{}\n",
         human(peak_ram),
         human(disk_total),
         if depth {
@@ -301,7 +298,6 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         }
     ));
     if m.compress {
-        let positions: u64 = (0..=max).filter(|&n| level_exists(n)).map(level_size).sum();
         s.push_str(&format!(
             "to download: the values in the probe form (`compress --probe`), {} ({:.2} bits a position){}\n",
             human(probe_total),
