@@ -68,7 +68,8 @@ impl Board {
         self.pits[6..].iter().map(|&p| u32::from(p)).sum()
     }
 
-    /// Whether every opponent pit holds a seed: such a board is in no level (DESIGN §3).
+    /// Whether every opponent pit holds a seed: such a board is in no level (docs/design.md,
+    /// "Levels and the index").
     pub fn opponent_row_full(&self) -> bool {
         self.pits[6..].iter().all(|&p| p > 0)
     }

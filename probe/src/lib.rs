@@ -440,7 +440,8 @@ pub fn value_in_words(value: i8) -> String {
 }
 
 impl Report {
-    /// The JSON document of DESIGN §5.
+    /// The JSON document of a position, as `show --json` and `batch --json` print it
+    /// (docs/design.md, "Command-line contracts").
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         json!({

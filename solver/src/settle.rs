@@ -1,7 +1,8 @@
-//! The settling core the level algorithms share (DESIGN §4): the 16-bit state word of a
-//! position (see [`crate::level::memory`] for its layout) and its updates, the seeds of a step, and
-//! the propagation of settled positions to their predecessors by un-moves, over any state
-//! representation that implements [`Settle`] (in memory, low-memory, distributed).
+//! The settling core the level algorithms share (docs/design.md, "Building a level"): the
+//! 16-bit state word of a position (see [`crate::level::memory`] for its layout) and its
+//! updates, the seeds of a step, and the propagation of settled positions to their
+//! predecessors by un-moves, over any state representation that implements [`Settle`] (in
+//! memory, low-memory, distributed).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 

@@ -99,7 +99,8 @@ fn each_board(pits: &mut [u8; 12], order: &[usize], left: u32, f: &mut impl FnMu
     }
 }
 
-/// The histogram as the JSON of DESIGN §5: `{"stones":N,"positions":P,"histogram":{"-2":c,…}}`.
+/// The histogram as the JSON of `stats --json` (docs/design.md, "Command-line contracts"):
+/// `{"stones":N,"positions":P,"histogram":{"-2":c,…}}`.
 pub fn to_json(n: u32, positions: u64, hist: &BTreeMap<i8, u64>) -> serde_json::Value {
     let mut h = serde_json::Map::new();
     for (v, c) in hist {

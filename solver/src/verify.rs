@@ -3,7 +3,8 @@
 //! For each level, lowest first:
 //! 1. the header (on open) and the checksum of the values (and depth) data;
 //! 2. every entry recomputed from its children: `value == max over legal moves of
-//!    (captures − value(child))`, or the terminal value (DESIGN §1);
+//!    (captures − value(child))`, or the terminal value (docs/design.md, "The game and the
+//!    rule sets");
 //! 3. with a depth table, well-foundedness (see [`crate::depth`]): a won position has a
 //!    value-optimal move that captures or leads to a smaller depth; every value-optimal
 //!    non-capturing move of a lost position leads to a smaller depth; a depth-0 position that

@@ -32,7 +32,7 @@
 //! Why the tables do not depend on the number of ranks or threads: within step i every
 //! update is a commutative counter decrement or a settlement by ±i, and which positions step
 //! i settles is the attractor of the step — however the updates are ordered or delayed
-//! within it, the same set results (DESIGN §4).
+//! within it, the same set results (docs/design.md, "Building a level").
 
 pub mod comm;
 

@@ -1,4 +1,5 @@
-//! The in-memory level algorithm (phase 2, DESIGN §4): 2 bytes of RAM per position, the fastest.
+//! The in-memory level algorithm (phase 2; docs/design.md, "Building a level"): 2 bytes of RAM
+//! per position, the fastest.
 //!
 //! Every position of the level in progress has one 16-bit word of state:
 //!

@@ -1,5 +1,5 @@
-//! Phase 2 of a level, settling (DESIGN §4), one file per algorithm; all three write the same
-//! tables, byte for byte, and share the core in `crate::settle`:
+//! Phase 2 of a level, settling (docs/design.md, "Building a level"), one file per algorithm;
+//! all three write the same tables, byte for byte, and share the core in `crate::settle`:
 //!
 //! - [`memory`]: 2 bytes of RAM per position, the fastest; large levels propagate in
 //!   [`rounds`](self) of updates grouped by region;

@@ -38,7 +38,7 @@ fn lincke_histograms_and_vu_example() {
         assert_eq!(got, want[n.to_string()], "level {n}");
     }
 
-    // DESIGN §6: value 0; the six moves give -1 -1 -2 -2 -2 0.
+    // docs/design.md, "Test vectors": value 0; the six moves give -1 -1 -2 -2 -2 0.
     let b = Board::parse("1 1 1 1 1 2 4 2 3 0 0 0").unwrap();
     assert_eq!(levels.value(&b).unwrap(), 0);
     let moves = b.legal_moves(Rules::Awari);
