@@ -19,7 +19,7 @@ if [ -f "$FIRST" ]; then
 else
   RULES=0 # raw VU scores.N files: awari rules
 fi
-case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
+case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; 3) RULES=cross-wari ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
 OUT=results/depth-$RULES.json
 mkdir -p results
 MAX=${2:-48}

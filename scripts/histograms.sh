@@ -18,7 +18,7 @@ SOLVER=$TARGET/release/awari-solver
 FIRST=$DB/level-00.values
 [ -f "$FIRST" ] || FIRST=$DB/level-00.cvalues
 RULES=$(od -An -tu1 -j12 -N1 "$FIRST" | tr -d ' ')
-case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
+case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; 3) RULES=cross-wari ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
 OUT=results/histograms-$RULES.json
 mkdir -p results
 MAX=${2:-48}

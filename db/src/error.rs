@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-/// A rule-set name that is not one of `awari`, `abapa`, `grand-slam`.
+/// A rule-set name that is not one of `awari`, `abapa`, `grand-slam`, `cross-wari`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown rule set '{got}' (expected awari, abapa or grand-slam)")]
+#[error("unknown rule set '{got}' (expected awari, abapa, grand-slam or cross-wari)")]
 pub struct ParseRulesError {
     /// The text that was given.
     pub got: String,

@@ -62,9 +62,17 @@ pub enum Outcome {
     Moves(MoveList),
 }
 
-/// `SOW[h][s]`: what sowing `s` seeds from pit `h` adds to each other pit, and (in byte 15)
-/// the pit where the last seed falls. Built at compile time.
-const SOW: [[Packed; 49]; 6] = {
+/// `SOW[h][s]`: what sowing `s` seeds from pit `h` counter-clockwise adds to each other pit,
+/// and (in byte 15) the pit where the last seed falls. Built at compile time.
+const SOW: [[Packed; 49]; 6] = sow_table(1);
+
+/// `SOW_CW[h][s]`: as `SOW`, sowing clockwise (pits h−1, h−2, … mod 12), as `cross-wari`
+/// sows a pit holding an odd number of seeds.
+const SOW_CW: [[Packed; 49]; 6] = sow_table(PITS - 1);
+
+/// The sowing table of a direction: each seed goes `step` pits on (mod 12), skipping the pit
+/// played on every lap.
+const fn sow_table(step: usize) -> [[Packed; 49]; 6] {
     let mut t = [[0u128; 49]; 6];
     let mut h = 0;
     while h < 6 {
@@ -74,9 +82,9 @@ const SOW: [[Packed; 49]; 6] = {
             let mut pos = h;
             let mut k = 0;
             while k < s {
-                pos = (pos + 1) % PITS;
+                pos = (pos + step) % PITS;
                 if pos == h {
-                    pos = (pos + 1) % PITS;
+                    pos = (pos + step) % PITS;
                 }
                 add[pos] += 1;
                 k += 1;
@@ -88,7 +96,7 @@ const SOW: [[Packed; 49]; 6] = {
         h += 1;
     }
     t
-};
+}
 
 /// `SEED_PIT[h][s]`: the pit where the `s`-th seed sown from pit `h` falls (the pit played is
 /// skipped on every lap), for the un-sowing loops: byte 15 of `SOW[h][s]`, unpacked at
@@ -135,23 +143,68 @@ impl Sowing {
 
     /// What `rules` make of this sowing (`opponent_empty`: the opponent's row was empty
     /// before it): `None` when the move is illegal, else the seeds it captures and the board
-    /// after it, unrotated (DESIGN §1). Under `awari` an eradicating move is illegal here; a
-    /// position all of whose moves eradicate is terminal. Under `abapa` and `grand-slam` an
-    /// empty opponent row must be fed; under `abapa` a grand slam captures nothing, and under
-    /// `grand-slam` it captures (the child, with the opponent's row empty, is terminal).
+    /// after it, unrotated (docs/design.md, "The game and the rule sets"). Under `awari` an eradicating move is illegal here; a
+    /// position all of whose moves eradicate is terminal. Under the other rule sets an
+    /// empty opponent row must be fed; under `abapa` and `cross-wari` a grand slam captures
+    /// nothing, and under `grand-slam` it captures (the child, with the opponent's row empty,
+    /// is terminal).
     #[inline]
     fn judged(&self, rules: Rules, opponent_empty: bool) -> Option<(u8, Packed)> {
         match rules {
             Rules::Awari if self.eradicates() => None,
             Rules::Awari => Some((self.captured, self.after)),
             _ if opponent_empty && !self.feeds() => None,
-            Rules::Abapa if self.captured > 0 && self.eradicates() => Some((0, self.sown)),
+            Rules::Abapa | Rules::CrossWari if self.captured > 0 && self.eradicates() => {
+                Some((0, self.sown))
+            }
             _ => Some((self.captured, self.after)),
         }
     }
 }
 
-/// Sow pit `h` (which must be non-empty) of the packed board and apply the capture rule.
+/// Sow pit `h` (which must be non-empty) of the packed board in the direction `rules` give
+/// it and apply the capture rule: counter-clockwise ([`sow`]), or under `cross-wari` from a
+/// pit holding an odd number of seeds clockwise ([`sow_clockwise`]).
+#[inline]
+fn sow_by(x: Packed, h: usize, rules: Rules) -> Sowing {
+    if rules.sows_both_ways() && pit(x, h) % 2 == 1 {
+        sow_clockwise(x, h)
+    } else {
+        sow(x, h)
+    }
+}
+
+/// [`sow`] clockwise: the capture walks back against the sowing, towards higher pits, while
+/// they hold 2 or 3 and are the opponent's.
+#[inline]
+fn sow_clockwise(x: Packed, h: usize) -> Sowing {
+    let s = usize::from(pit(x, h));
+    debug_assert!(s > 0 && s <= 48);
+    let entry = SOW_CW[h][s];
+    let last = (entry >> 120) as usize;
+    let sown = (x & !(0xff << (8 * h))) + (entry & PITS_MASK);
+    let mut after = sown;
+    let mut captured = 0u8;
+    let mut j = last;
+    while (6..PITS).contains(&j) {
+        let v = pit(after, j);
+        if v != 2 && v != 3 {
+            break;
+        }
+        captured += v;
+        after &= !(0xff << (8 * j));
+        j += 1;
+    }
+    Sowing {
+        sown,
+        last,
+        captured,
+        after,
+    }
+}
+
+/// Sow pit `h` (which must be non-empty) of the packed board counter-clockwise and apply the
+/// capture rule.
 #[inline]
 fn sow(x: Packed, h: usize) -> Sowing {
     let s = usize::from(pit(x, h));
@@ -179,8 +232,9 @@ fn sow(x: Packed, h: usize) -> Sowing {
     }
 }
 
-/// Sow pit `h` of `board` and return the board after sowing, before capture and rotation,
-/// with the pit where the last seed fell. `None` if the pit is empty or not the mover's.
+/// Sow pit `h` of `board` counter-clockwise and return the board after sowing, before capture
+/// and rotation, with the pit where the last seed fell. `None` if the pit is empty or not the
+/// mover's. (Under `cross-wari` an odd pit sows the other way: see [`Board::outcome`].)
 pub fn sow_only(board: &Board, h: usize) -> Option<(Board, usize)> {
     if h >= 6 || board.pits()[h] == 0 {
         return None;
@@ -201,7 +255,7 @@ impl Board {
         let x = pack(&self.pits());
         let n = self.seeds() as i8;
         if x & !OPPONENT_ROW == 0 {
-            return Outcome::Terminal(-n);
+            return Outcome::Terminal(rules.end_value(n, true));
         }
         let opponent_empty = x & OPPONENT_ROW == 0;
         let mut list = MoveList::default();
@@ -209,7 +263,7 @@ impl Board {
             if pit(x, h) == 0 {
                 continue;
             }
-            let Some((captures, after)) = sow(x, h).judged(rules, opponent_empty) else {
+            let Some((captures, after)) = sow_by(x, h, rules).judged(rules, opponent_empty) else {
                 continue;
             };
             let m = Move {
@@ -221,8 +275,9 @@ impl Board {
         }
         if list.is_empty() {
             // awari: every move eradicates, so any may be played and the mover takes all;
-            // abapa / grand-slam: the mover cannot feed the empty opponent and takes all.
-            Outcome::Terminal(n)
+            // abapa / grand-slam: the mover cannot feed the empty opponent and takes all;
+            // cross-wari: the seeds left go to no one.
+            Outcome::Terminal(rules.end_value(n, false))
         } else {
             Outcome::Moves(list)
         }
@@ -421,7 +476,7 @@ impl Board {
             if pit(x, h) == 0 || skip == Some(h as u8) {
                 continue;
             }
-            let child = match sow(x, h).judged(rules, opponent_empty) {
+            let child = match sow_by(x, h, rules).judged(rules, opponent_empty) {
                 Some((0, child)) => child,
                 _ => continue,
             };
@@ -452,7 +507,7 @@ impl Board {
 /// [`quiet_moves_fast`] leaves undecided (`x` packed, `n` its seeds).
 fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
     if x & !OPPONENT_ROW == 0 {
-        return Err(-n);
+        return Err(rules.end_value(n, true));
     }
     let opponent_empty = x & OPPONENT_ROW == 0;
     let (mut legal, mut quiet) = (false, 0u8);
@@ -460,7 +515,7 @@ fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
         if pit(x, h) == 0 {
             continue;
         }
-        let Some((captures, _)) = sow(x, h).judged(rules, opponent_empty) else {
+        let Some((captures, _)) = sow_by(x, h, rules).judged(rules, opponent_empty) else {
             continue;
         };
         legal = true;
@@ -469,44 +524,56 @@ fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
     if legal {
         Ok(quiet)
     } else {
-        Err(n)
+        Err(rules.end_value(n, false))
     }
 }
 
 /// [`Board::quiet_moves`] without sowing, when it finds a legal non-capturing move (else
 /// `None`, and the full count decides): a move of `s` seeds from pit `h` captures nothing when
-/// its last seed (`SOW[h][s]`) does not make an opponent pit 2 or 3, and is then legal when
-/// the opponent's row is not empty or the sowing reaches it (no eradication, and an empty row
-/// is fed). Under `abapa` a capture may be a grand slam, which counts as non-capturing, so a
-/// position with any capture takes the full count.
+/// its last seed (`SOW[h][s]`, or `SOW_CW[h][s]` for an odd pit under `cross-wari`) does not
+/// make an opponent pit 2 or 3, and is then legal when the opponent's row is not empty or the
+/// sowing reaches it (no eradication, and an empty row is fed). Under `abapa` and `cross-wari`
+/// a capture may be a grand slam, which counts as non-capturing, so a position with any
+/// capture takes the full count.
 #[inline]
 fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
-    combine_quiet(quiet_part::<0, 6>(x), rules)
+    let part = if rules.sows_both_ways() {
+        quiet_part::<0, 6, true>(x)
+    } else {
+        quiet_part::<0, 6, false>(x)
+    };
+    combine_quiet(part, rules)
 }
 
 /// The fast count's verdict from its sum over all six pits: `(quiet, captures)`.
 #[inline(always)]
 fn combine_quiet((quiet, captures): (u8, bool), rules: Rules) -> Option<u8> {
-    (quiet > 0 && !(captures && rules == Rules::Abapa)).then_some(quiet)
+    (quiet > 0 && !(captures && rules.grand_slam_captures_nothing())).then_some(quiet)
 }
 
 /// The moves from pits `FROM..TO` in [`quiet_moves_fast`]: how many are legal and capture
-/// nothing, and whether any captures. A move from pit `h` ≥ 2 depends on pits 2..11 only: its
-/// seeds, the opponent pit its last seed lands in, and whether the opponent row is empty.
+/// nothing, and whether any captures (`CROSS`: an odd pit sows clockwise). A move from pit
+/// `h` ≥ 2 depends on pits 2..11 only: its seeds, the opponent pit its last seed lands in
+/// (a seed landing in pit 0 or 1 captures nothing), and whether the opponent row is empty.
 #[inline(always)]
-fn quiet_part<const FROM: usize, const TO: usize>(x: Packed) -> (u8, bool) {
+fn quiet_part<const FROM: usize, const TO: usize, const CROSS: bool>(x: Packed) -> (u8, bool) {
     let opponent_seeds = x & OPPONENT_ROW != 0;
     let (mut quiet, mut captures) = (0u8, false);
-    for (k, row) in SOW[FROM..TO].iter().enumerate() {
-        let h = FROM + k;
+    for h in FROM..TO {
         let s = usize::from(pit(x, h));
-        let entry = row[s];
+        // Whether the sowing reaches the opponent's row: counter-clockwise past pit 5,
+        // clockwise past pit 0.
+        let (entry, reaches) = if CROSS && s % 2 == 1 {
+            (SOW_CW[h][s], s > h)
+        } else {
+            (SOW[h][s], s + h > 5)
+        };
         let last = (entry >> 120) as usize;
         let landed = pit(x, last) + pit(entry, last);
         let capture = last >= 6 && (landed == 2 || landed == 3);
         let played = s != 0;
         captures |= played & capture;
-        quiet += u8::from(played & !capture & (opponent_seeds | (s + h > 5)));
+        quiet += u8::from(played & !capture & (opponent_seeds | reaches));
     }
     (quiet, captures)
 }
@@ -521,6 +588,8 @@ pub struct QuietMoves {
     key: Packed,
     /// The moves from pits 2..5 of that board: (quiet, captures), as [`quiet_part`].
     part: (u8, bool),
+    /// Whether `part` was counted under `cross-wari` (both directions).
+    cross: bool,
 }
 
 impl Default for QuietMoves {
@@ -535,6 +604,7 @@ impl QuietMoves {
         QuietMoves {
             key: Packed::MAX,
             part: (0, false),
+            cross: false,
         }
     }
 
@@ -542,12 +612,22 @@ impl QuietMoves {
     #[inline]
     pub fn count(&mut self, board: &Board, rules: Rules) -> Result<u8, i8> {
         let x = pack(&board.pits());
+        let cross = rules.sows_both_ways();
         let key = x & !0xffff;
-        if key != self.key {
+        if key != self.key || cross != self.cross {
             self.key = key;
-            self.part = quiet_part::<2, 6>(x);
+            self.cross = cross;
+            self.part = if cross {
+                quiet_part::<2, 6, true>(x)
+            } else {
+                quiet_part::<2, 6, false>(x)
+            };
         }
-        let low = quiet_part::<0, 2>(x);
+        let low = if cross {
+            quiet_part::<0, 2, true>(x)
+        } else {
+            quiet_part::<0, 2, false>(x)
+        };
         let sum = (low.0 + self.part.0, low.1 | self.part.1);
         match combine_quiet(sum, rules) {
             Some(quiet) => Ok(quiet),
@@ -567,8 +647,43 @@ impl QuietMoves {
 /// seed in each of the first s pits that sowing from `h` passes (`SOW[h][s]`, subtracted
 /// pit by pit as s grows), with s seeds in `h`; it stops at the first pit that would go
 /// below zero.
+///
+/// Under `cross-wari` a parent sowed counter-clockwise from an even count, or clockwise from
+/// an odd one: the second are the mirror images of the counter-clockwise un-sowings of the
+/// mirrored child (mirroring commutes with rotation; the pit played is mirrored back).
 #[inline(always)]
 fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)) {
+    if !rules.sows_both_ways() {
+        return unsow_ccw::<ANY_COUNT>(child, rules, f);
+    }
+    unsow_ccw::<EVEN_COUNTS>(child, rules, &mut f);
+    unsow_ccw::<ODD_COUNTS>(mirror_packed(child), rules, |parent, h, changed| {
+        f(mirror_packed(parent), mirror_pit(h), changed)
+    });
+}
+
+/// Seed counts `unsow_ccw` tries: any, or the odd or the even ones only (`cross-wari`).
+const ANY_COUNT: u8 = 0;
+const ODD_COUNTS: u8 = 1;
+const EVEN_COUNTS: u8 = 2;
+
+/// Whether a sowing of `s` seeds is one of `COUNTS` (`ANY_COUNT`, `ODD_COUNTS`, `EVEN_COUNTS`).
+#[inline(always)]
+const fn counts_allow<const COUNTS: u8>(s: usize) -> bool {
+    match COUNTS {
+        ODD_COUNTS => s % 2 == 1,
+        EVEN_COUNTS => s % 2 == 0,
+        _ => true,
+    }
+}
+
+/// [`unsow_all`]'s counter-clockwise un-sowings, of the seed counts `COUNTS` allows.
+#[inline(always)]
+fn unsow_ccw<const COUNTS: u8>(
+    child: Packed,
+    rules: Rules,
+    mut f: impl FnMut(Packed, usize, bool),
+) {
     // The mover's row of the child is the row the parent sowed into last: if empty, the
     // move eradicated (illegal without a capture).
     if child & !OPPONENT_ROW == 0 {
@@ -592,11 +707,17 @@ fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)
         } else {
             blocked.trailing_zeros() as usize
         };
-        let mut counts = ((1u32 << longest) - 1) & !path(capturing);
-        if rules == Rules::Abapa {
+        // Bit j stands for a sowing of j + 1 seeds.
+        let allowed = match COUNTS {
+            ODD_COUNTS => 0x555,
+            EVEN_COUNTS => 0xaaa,
+            _ => 0x7ff,
+        };
+        let mut counts = ((1u32 << longest) - 1) & !path(capturing) & allowed;
+        if rules.grand_slam_captures_nothing() {
             // A sowing that would capture every opponent seed is a grand slam: legal, and
             // it captures nothing.
-            let mut slams = ((1u32 << longest) - 1) & path(capturing);
+            let mut slams = ((1u32 << longest) - 1) & path(capturing) & allowed;
             while slams != 0 {
                 let j = slams.trailing_zeros() as usize;
                 slams &= slams - 1;
@@ -613,14 +734,19 @@ fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)
         }
         if longest == 11 {
             // Every other pit holds a seed: the sowing may go round again.
-            unsow_laps(a, h, rules, &mut f);
+            unsow_laps::<COUNTS>(a, h, rules, &mut f);
         }
     }
 }
 
 /// The un-sowings from pit `h` of 12 seeds or more (see `unsow_all`), one seed at a time.
 #[cold]
-fn unsow_laps(a: Packed, h: usize, rules: Rules, f: &mut impl FnMut(Packed, usize, bool)) {
+fn unsow_laps<const COUNTS: u8>(
+    a: Packed,
+    h: usize,
+    rules: Rules,
+    f: &mut impl FnMut(Packed, usize, bool),
+) {
     let mut rem = a - (SOW[h][11] & PITS_MASK);
     for (s, &last) in SEED_PIT[h].iter().enumerate().skip(12) {
         let last = usize::from(last);
@@ -628,10 +754,14 @@ fn unsow_laps(a: Packed, h: usize, rules: Rules, f: &mut impl FnMut(Packed, usiz
             break;
         }
         rem -= 1 << (8 * last);
+        if !counts_allow::<COUNTS>(s) {
+            continue;
+        }
         let v = pit(a, last);
         if last >= 6
             && (v == 2 || v == 3)
-            && (rules != Rules::Abapa || !captures_every_opponent_seed(&unpack(a), last))
+            && (!rules.grand_slam_captures_nothing()
+                || !captures_every_opponent_seed(&unpack(a), last))
         {
             continue;
         }
@@ -659,8 +789,29 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
 /// sowings from `h` whose last seed falls at `last` have `last − h + 11k` seeds, k = 0, 1, …;
 /// the first lap always fits (every pit from h+1 to last holds a seed: h is the last empty
 /// pit of its row, `low` the first of the other), a later one while no pit would go below zero.
+///
+/// Under `cross-wari`, as [`unsow_all`]: the counter-clockwise un-captures from an even count,
+/// and the mirror images of those of the mirrored child from an odd one.
 #[inline(always)]
 fn uncapture_all(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Packed, usize)) {
+    if !rules.sows_both_ways() {
+        return uncapture_ccw(child, rules, captures, f);
+    }
+    uncapture_ccw(child, rules, captures, |parent, h| {
+        if pit(parent, h) % 2 == 0 {
+            f(parent, h);
+        }
+    });
+    uncapture_ccw(mirror_packed(child), rules, captures, |parent, h| {
+        if pit(parent, h) % 2 == 1 {
+            f(mirror_packed(parent), mirror_pit(h));
+        }
+    });
+}
+
+/// [`uncapture_all`]'s counter-clockwise un-captures.
+#[inline(always)]
+fn uncapture_ccw(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Packed, usize)) {
     let c = usize::from(captures);
     if c < 2 || seeds_packed(child) as usize + c > crate::MAX_SEEDS as usize {
         return;

@@ -45,6 +45,26 @@ pub(crate) fn rotate_packed(x: Packed) -> Packed {
     ((x >> 48) | (x << 48)) & ((1 << 96) - 1)
 }
 
+/// The board seen in a mirror: each row reversed (pit i becomes 5 − i, pit 6 + i becomes
+/// 11 − i), rows kept. A clockwise sowing from pit h is the mirror of a counter-clockwise one
+/// from pit 5 − h; mirroring commutes with [`rotate_packed`] and is its own inverse.
+#[inline]
+pub(crate) fn mirror_packed(x: Packed) -> Packed {
+    const ROW: u64 = (1 << 48) - 1;
+    let reverse = |row: u64| (row & ROW).swap_bytes() >> 16;
+    Packed::from(reverse(x as u64)) | (Packed::from(reverse((x >> 48) as u64)) << 48)
+}
+
+/// The pit that pit `i` becomes in [`mirror_packed`].
+#[inline]
+pub(crate) const fn mirror_pit(i: usize) -> usize {
+    if i < 6 {
+        5 - i
+    } else {
+        17 - i
+    }
+}
+
 /// The twelve pits of a packed board.
 pub(crate) const PITS_MASK: Packed = (1 << 96) - 1;
 /// Byte constants: `BYTES_xy` holds xy in each of the twelve pit bytes.
@@ -87,4 +107,22 @@ pub(crate) fn seeds_packed(x: Packed) -> u32 {
     let lo = (x as u64).wrapping_mul(SUM) >> 56;
     let hi = ((x >> 64) as u64).wrapping_mul(SUM) >> 56;
     (lo + hi) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirroring_reverses_each_row_and_commutes_with_rotation() {
+        let x = pack(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        let m = mirror_packed(x);
+        assert_eq!(unpack(m), [6, 5, 4, 3, 2, 1, 12, 11, 10, 9, 8, 7]);
+        assert_eq!(mirror_packed(m), x);
+        assert_eq!(rotate_packed(m), mirror_packed(rotate_packed(x)));
+        for i in 0..PITS {
+            assert_eq!(pit(m, mirror_pit(i)), pit(x, i));
+            assert_eq!(mirror_pit(mirror_pit(i)), i);
+        }
+    }
 }

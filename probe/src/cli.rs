@@ -38,7 +38,7 @@ pub enum Command {
     Show {
         #[command(flatten)]
         db: DbArgs,
-        /// Rule set: awari, abapa or grand-slam (a database's header decides; a different
+        /// Rule set: awari, abapa, grand-slam or cross-wari (a database's header decides; a different
         /// --rules is an error).
         #[arg(long)]
         rules: Option<Rules>,

@@ -55,7 +55,7 @@ impl Line {
         matches!(self.end, LineEnd::Terminal | LineEnd::Repetition)
     }
 
-    /// The JSON document of DESIGN §5.
+    /// The JSON document of docs/design.md, "Command-line contracts".
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "board": self.board.pits(),

@@ -107,7 +107,7 @@ struct Database {
 
 #[pymethods]
 impl Database {
-    /// Open the database in `path`. With `rules` ("awari", "abapa" or "grand-slam") the
+    /// Open the database in `path`. With `rules` ("awari", "abapa", "grand-slam" or "cross-wari") the
     /// tables must be of that rule set (raw `scores.N` files are `awari`).
     #[new]
     #[pyo3(signature = (path, rules=None))]

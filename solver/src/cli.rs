@@ -109,7 +109,7 @@ pub enum Command {
         /// Build levels 0..N (N ≤ 48; level 47 never exists).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=48))]
         max_stones: u32,
-        /// Rule set: awari, abapa or grand-slam.
+        /// Rule set: awari, abapa, grand-slam or cross-wari.
         #[arg(long, default_value = "awari")]
         rules: Rules,
         /// Worker threads (default: one per core).

@@ -4,6 +4,7 @@
 
 mod common;
 mod compressed;
+mod cross_wari;
 mod index;
 mod moves;
 mod properties;

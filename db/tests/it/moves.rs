@@ -71,6 +71,9 @@ fn perft_abapa_from_start() {
     }
 }
 
+/// The rule sets that always sow counter-clockwise (all but cross-wari).
+const COUNTER_CLOCKWISE: [Rules; 3] = [Rules::Awari, Rules::Abapa, Rules::GrandSlam];
+
 fn terminal(board: Board, rules: Rules) -> Option<i8> {
     match board.outcome(rules) {
         Outcome::Terminal(v) => Some(v),
@@ -120,8 +123,9 @@ fn twelve_plus_seed_lap_skips_origin() {
     assert_eq!(m.captures, 0, "the last seed is in our own row");
     // 17 seeds from pit 0 into an empty opponent row: pits 1..6 get 2, 7..11 get 1; the last
     // lands in pit 6 with 2 seeds and captures it; the walk back stops at our row.
+    // (Under cross-wari an odd pit sows clockwise: tests/it/cross_wari.rs.)
     let board = b([17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    for rules in Rules::ALL {
+    for rules in COUNTER_CLOCKWISE {
         let m = *board.legal_moves(rules).get(0).unwrap();
         assert_eq!(m.captures, 2, "{rules}");
         assert_eq!(
@@ -177,17 +181,29 @@ fn awari_forced_eradication_takes_everything() {
 fn empty_opponent_must_be_fed() {
     // Pit 4 (2 seeds) reaches pit 6; pit 0 (1 seed) does not.
     let board = b([1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]);
-    for rules in Rules::ALL {
+    for rules in COUNTER_CLOCKWISE {
         assert_eq!(pits(board, rules), vec![(4, 0)], "{rules}");
     }
+    // Under cross-wari pit 0's one seed sows clockwise, into pit 11: both feed.
+    assert_eq!(pits(board, Rules::CrossWari), vec![(0, 0), (4, 0)]);
+    // Pit 1 (2 seeds, counter-clockwise: pits 2, 3) cannot feed, and no other pit can move.
+    let board = b([0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(terminal(board, Rules::Abapa), Some(2));
+    assert_eq!(
+        terminal(board, Rules::CrossWari),
+        Some(0),
+        "the seeds go to no one"
+    );
 }
 
 #[test]
 fn mover_without_seeds_loses_the_rest() {
     let board = b([0, 0, 0, 0, 0, 0, 0, 3, 0, 2, 0, 0]);
-    for rules in Rules::ALL {
+    for rules in COUNTER_CLOCKWISE {
         assert_eq!(terminal(board, rules), Some(-5), "{rules}");
     }
+    // Under cross-wari the seeds left go to no one.
+    assert_eq!(terminal(board, Rules::CrossWari), Some(0));
     assert_eq!(terminal(Board::default(), Rules::Awari), Some(0));
 }
 
@@ -198,9 +214,11 @@ fn abapa_grand_slam_over_several_pits() {
     assert_eq!(pits(board, Rules::Awari), vec![(1, 0)]);
     assert_eq!(pits(board, Rules::Abapa), vec![(1, 0), (5, 0)]);
     assert_eq!(pits(board, Rules::GrandSlam), vec![(1, 0), (5, 6)]);
+    // Under cross-wari pit 5's 3 seeds sow clockwise (pits 4, 3, 2): nothing to capture.
+    assert_eq!(pits(board, Rules::CrossWari), vec![(1, 0), (5, 0)]);
     // Not a grand slam when an opponent seed survives (pit 11).
     let board = b([0, 1, 0, 0, 0, 3, 1, 1, 1, 0, 0, 1]);
-    for rules in Rules::ALL {
+    for rules in COUNTER_CLOCKWISE {
         assert_eq!(pits(board, rules), vec![(1, 0), (5, 6)], "{rules}");
     }
 }
