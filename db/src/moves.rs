@@ -533,8 +533,8 @@ fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
 /// its last seed (`SOW[h][s]`, or `SOW_CW[h][s]` for an odd pit under `cross-wari`) does not
 /// make an opponent pit 2 or 3, and is then legal when the opponent's row is not empty or the
 /// sowing reaches it (no eradication, and an empty row is fed). Under `abapa` and `cross-wari`
-/// a capture may be a grand slam, which counts as non-capturing, so a position with any
-/// capture takes the full count.
+/// a capture may be a grand slam, which counts as non-capturing: each capturing move is sown
+/// to tell (see [`combine_quiet`]).
 #[inline]
 fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
     let part = if rules.sows_both_ways() {
@@ -542,23 +542,38 @@ fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
     } else {
         quiet_part::<0, 6, false>(x)
     };
-    combine_quiet(part, rules)
+    combine_quiet(x, part, rules)
 }
 
-/// The fast count's verdict from its sum over all six pits: `(quiet, captures)`.
+/// The fast count's verdict from its sum over all six pits of the packed board `x`:
+/// `(quiet, capturing)`, bit h of `capturing` set when the move from pit h captures. `None`
+/// (the full count decides) when no legal move is known. Where a grand slam captures nothing
+/// (`abapa`, `cross-wari`) each capturing move is sown, and one that eradicates counts as
+/// quiet; a capture is always legal there (it fed the opponent's row), so the position is
+/// not terminal.
 #[inline(always)]
-fn combine_quiet((quiet, captures): (u8, bool), rules: Rules) -> Option<u8> {
-    (quiet > 0 && !(captures && rules.grand_slam_captures_nothing())).then_some(quiet)
+fn combine_quiet(x: Packed, (quiet, capturing): (u8, u8), rules: Rules) -> Option<u8> {
+    if capturing != 0 && rules.grand_slam_captures_nothing() {
+        let mut slams = 0u8;
+        let mut pits = capturing;
+        while pits != 0 {
+            let h = pits.trailing_zeros() as usize;
+            pits &= pits - 1;
+            slams += u8::from(sow_by(x, h, rules).eradicates());
+        }
+        return Some(quiet + slams);
+    }
+    (quiet > 0).then_some(quiet)
 }
 
 /// The moves from pits `FROM..TO` in [`quiet_moves_fast`]: how many are legal and capture
-/// nothing, and whether any captures (`CROSS`: an odd pit sows clockwise). A move from pit
+/// nothing, and which capture (bit h: pit h; `CROSS`: an odd pit sows clockwise). A move from pit
 /// `h` ≥ 2 depends on pits 2..11 only: its seeds, the opponent pit its last seed lands in
 /// (a seed landing in pit 0 or 1 captures nothing), and whether the opponent row is empty.
 #[inline(always)]
-fn quiet_part<const FROM: usize, const TO: usize, const CROSS: bool>(x: Packed) -> (u8, bool) {
+fn quiet_part<const FROM: usize, const TO: usize, const CROSS: bool>(x: Packed) -> (u8, u8) {
     let opponent_seeds = x & OPPONENT_ROW != 0;
-    let (mut quiet, mut captures) = (0u8, false);
+    let (mut quiet, mut capturing) = (0u8, 0u8);
     for h in FROM..TO {
         let s = usize::from(pit(x, h));
         // Whether the sowing reaches the opponent's row: counter-clockwise past pit 5,
@@ -572,10 +587,10 @@ fn quiet_part<const FROM: usize, const TO: usize, const CROSS: bool>(x: Packed) 
         let landed = pit(x, last) + pit(entry, last);
         let capture = last >= 6 && (landed == 2 || landed == 3);
         let played = s != 0;
-        captures |= played & capture;
+        capturing |= u8::from(played & capture) << h;
         quiet += u8::from(played & !capture & (opponent_seeds | reaches));
     }
-    (quiet, captures)
+    (quiet, capturing)
 }
 
 /// [`Board::quiet_moves`] for boards visited in index order (the builder's forward pass):
@@ -586,8 +601,8 @@ pub struct QuietMoves {
     /// Pits 2..11 of the board the cached part was counted for (pits 0 and 1 zeroed; all ones
     /// before the first board, which no board matches).
     key: Packed,
-    /// The moves from pits 2..5 of that board: (quiet, captures), as [`quiet_part`].
-    part: (u8, bool),
+    /// The moves from pits 2..5 of that board: (quiet, capturing), as [`quiet_part`].
+    part: (u8, u8),
     /// Whether `part` was counted under `cross-wari` (both directions).
     cross: bool,
 }
@@ -603,7 +618,7 @@ impl QuietMoves {
     pub fn new() -> QuietMoves {
         QuietMoves {
             key: Packed::MAX,
-            part: (0, false),
+            part: (0, 0),
             cross: false,
         }
     }
@@ -629,7 +644,7 @@ impl QuietMoves {
             quiet_part::<0, 2, false>(x)
         };
         let sum = (low.0 + self.part.0, low.1 | self.part.1);
-        match combine_quiet(sum, rules) {
+        match combine_quiet(x, sum, rules) {
             Some(quiet) => Ok(quiet),
             None => quiet_moves_sown(x, board.seeds() as i8, rules),
         }
