@@ -410,8 +410,22 @@ pub fn seeds_text(x: f64) -> String {
 }
 
 /// The final score in words: the split of the seeds left given the value, plus what each side
-/// already captured (`captured` = mover's, opponent's).
-pub fn score_in_words(seeds: u32, value: i8, captured: Option<(u32, u32)>) -> String {
+/// already captured (`captured` = mover's, opponent's). Under `cross-wari` the seeds left at
+/// the end go to no one, so the value gives the difference of the final scores only.
+pub fn score_in_words(seeds: u32, value: i8, captured: Option<(u32, u32)>, rules: Rules) -> String {
+    if rules.sows_both_ways() {
+        let mut s = format!(
+            "South (to move) ends {} seed(s) ahead of North on the {seeds} seeds left ({} rules: \
+             those left at the end go to no one)",
+            signed(i32::from(value)),
+            rules
+        );
+        if let Some((a, b)) = captured {
+            let lead = i64::from(a) - i64::from(b) + i64::from(value);
+            s.push_str(&format!(": final difference {}", signed(lead as i32)));
+        }
+        return s;
+    }
     let mover = (f64::from(seeds) + f64::from(value)) / 2.0;
     let other = f64::from(seeds) - mover;
     let fmt = seeds_text;
@@ -428,6 +442,15 @@ pub fn score_in_words(seeds: u32, value: i8, captured: Option<(u32, u32)>) -> St
         ));
     }
     s
+}
+
+/// A signed number of seeds: "+3", "0", "−2" (ASCII minus sign).
+fn signed(x: i32) -> String {
+    if x > 0 {
+        format!("+{x}")
+    } else {
+        x.to_string()
+    }
 }
 
 /// A value in words, for the side to move ("South" at the bottom of the diagram).
@@ -463,10 +486,14 @@ impl Report {
     }
 
     /// The document `show --json` prints: [`Report::to_json`], plus `final` (the predicted
-    /// final score of both sides) when the value is known and `captured` is given.
-    pub fn show_json(&self, captured: Option<(u32, u32)>) -> serde_json::Value {
+    /// final score of both sides) when the value is known and `captured` is given. Under
+    /// `cross-wari`, where the seeds left at the end go to no one, the value fixes only the
+    /// difference of the final scores: `final_difference` (mover's minus opponent's) instead.
+    pub fn show_json(&self, captured: Option<(u32, u32)>, rules: Rules) -> serde_json::Value {
         let mut j = self.to_json();
-        if let (Some(v), Some((a, b))) = (self.value, captured) {
+        if let (Some(v), Some((a, b)), true) = (self.value, captured, rules.sows_both_ways()) {
+            j["final_difference"] = serde_json::json!(i64::from(a) - i64::from(b) + i64::from(v));
+        } else if let (Some(v), Some((a, b))) = (self.value, captured) {
             let seeds = f64::from(self.seeds);
             let mover = (seeds + f64::from(v)) / 2.0;
             j["final"] = serde_json::json!([

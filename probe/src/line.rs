@@ -107,11 +107,14 @@ pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Li
         }
         let moves = match current.outcome(db.rules()) {
             Outcome::Terminal(t) => {
-                let left = current.seeds() as i32;
-                // The mover gets (left + t) / 2 of the seeds left.
-                let mover = ((left + i32::from(t)) / 2) as u32;
-                won[side] += mover;
-                won[1 - side] += left as u32 - mover;
+                // The mover gets (left + t) / 2 of the seeds left; under cross-wari they go
+                // to no one (t = 0).
+                if !db.rules().sows_both_ways() {
+                    let left = current.seeds() as i32;
+                    let mover = ((left + i32::from(t)) / 2) as u32;
+                    won[side] += mover;
+                    won[1 - side] += left as u32 - mover;
+                }
                 break LineEnd::Terminal;
             }
             Outcome::Moves(m) => m,

@@ -86,11 +86,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 r => r?,
             };
             if json {
-                println!("{}", r.show_json(captured));
+                println!("{}", r.show_json(captured, rules));
             } else {
                 print!("{}", r.to_text(rules));
                 if let Some(v) = r.value {
-                    println!("score: {}", score_in_words(board.seeds(), v, captured));
+                    println!(
+                        "score: {}",
+                        score_in_words(board.seeds(), v, captured, rules)
+                    );
                 } else {
                     println!("(no database: values need `awari-solver build`, see --help)");
                 }
@@ -145,9 +148,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     fmt(line.result[1]),
                     board.seeds(),
                     if line.end == LineEnd::Terminal {
-                        "game over"
+                        let lost = f64::from(board.seeds()) - line.result[0] - line.result[1];
+                        if lost > 0.0 {
+                            format!("game over, {} to no one", fmt(lost))
+                        } else {
+                            "game over".to_string()
+                        }
                     } else {
-                        "position repeats: the seeds left are divided evenly"
+                        "position repeats: the seeds left are divided evenly".to_string()
                     },
                     if line.result[0] - line.result[1] == f64::from(line.value) {
                         ", as predicted"

@@ -108,7 +108,7 @@ async fn position(
     blocking(move || {
         let r = report(&board, app.db.rules(), Some(&app.db))?;
         Ok(match captured {
-            Some(_) => Json(r.show_json(captured)).into_response(),
+            Some(_) => Json(r.show_json(captured, app.db.rules())).into_response(),
             // The same text, written directly (the common request: no serde_json tree).
             None => {
                 let mut text = Vec::with_capacity(1024);

@@ -125,7 +125,17 @@ fn lines_end_with_the_predicted_score() {
                 f64::from(line.value),
                 "{rules}: {board}"
             );
-            assert_eq!(line.result[0] + line.result[1], f64::from(n));
+            // Every seed is won, or shared on a repetition; under cross-wari the seeds left
+            // when the game ends go to no one.
+            let left = match (line.end, line.plies.last()) {
+                (LineEnd::Terminal, Some(p)) if rules == Rules::CrossWari => p.board.seeds(),
+                (LineEnd::Terminal, None) if rules == Rules::CrossWari => n,
+                _ => 0,
+            };
+            assert_eq!(
+                line.result[0] + line.result[1] + f64::from(left),
+                f64::from(n)
+            );
             // No position repeats while there is a win to realise: a repetition only ever
             // ends a drawn remainder (after the captures that realise the value).
             let mut seen = std::collections::HashSet::new();
@@ -769,4 +779,36 @@ fn a_closed_pipe_is_a_quiet_exit() {
         closed_stdout(&args, Some(&many));
     }
     closed_stdout(&["--help"], None);
+}
+
+/// Under cross-wari the seeds left at the end go to no one: `line` says how many, its result
+/// does not count them, and `show --captured` gives the final difference, not a split.
+#[test]
+fn cross_wari_leaves_the_last_seeds_to_no_one() {
+    let dir = path_str(db(Rules::CrossWari));
+    // Pit 0 sows clockwise into pit 11 and captures 2; the opponent's one seed then goes
+    // clockwise into our pit 11, and we cannot feed: the game ends with 1 seed on the board.
+    let board = ["1", "0", "0", "0", "0", "0", "1", "0", "0", "0", "0", "1"];
+    let mut args = vec!["line", "--db", dir, "--json"];
+    args.extend(board);
+    let j = json(&probe(&args, None));
+    assert_eq!(j["value"], 2);
+    assert_eq!(j["result"], serde_json::json!([2, 0]));
+    assert_eq!(j["end"], "terminal");
+    let mut args = vec!["line", "--db", dir];
+    args.extend(board);
+    let text = String::from_utf8(probe(&args, None).stdout).unwrap();
+    assert!(
+        text.contains("(game over, 1 to no one), as predicted"),
+        "{text}"
+    );
+    let mut args = vec!["show", "--db", dir, "--json", "--captured", "20,25"];
+    args.extend(board);
+    let j = json(&probe(&args, None));
+    assert_eq!(j["final_difference"], 20 - 25 + 2);
+    assert!(j.get("final").is_none(), "{j}");
+    let mut args = vec!["show", "--db", dir, "--captured", "20,25"];
+    args.extend(board);
+    let text = String::from_utf8(probe(&args, None).stdout).unwrap();
+    assert!(text.contains("final difference -3"), "{text}");
 }

@@ -92,7 +92,7 @@ fn vu_example_and_start_positions() {
         j,
         report(&b, Rules::Awari, Some(&database()))
             .unwrap()
-            .show_json(None)
+            .show_json(None, Rules::Awari)
     );
     common::assert_vu_example(&j);
     // With captured seeds: the predicted final score.

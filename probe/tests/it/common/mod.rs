@@ -33,7 +33,8 @@ pub fn top(rules: Rules) -> u32 {
 /// 0..=`top`).
 pub fn db(rules: Rules) -> &'static Path {
     // One cell per rule set: a test waits only for the rule set it asks for.
-    static DBS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static DBS: [OnceLock<PathBuf>; Rules::ALL.len()] =
+        [const { OnceLock::new() }; Rules::ALL.len()];
     DBS[rules.code() as usize].get_or_init(|| {
         let dir = temp(&format!("db-{rules}"));
         let opts = BuildOptions {

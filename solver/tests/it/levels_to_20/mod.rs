@@ -48,7 +48,8 @@ pub(crate) fn verify_top(rules: Rules) -> u32 {
 /// [`common::reference`]): built once for every test binary of the slow tier, checked once per
 /// rule set in this process.
 pub(crate) fn reference(rules: Rules) -> &'static Path {
-    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static DIRS: [OnceLock<PathBuf>; Rules::ALL.len()] =
+        [const { OnceLock::new() }; Rules::ALL.len()];
     let slot = Rules::ALL.iter().position(|&r| r == rules).unwrap();
     DIRS[slot].get_or_init(|| crate::common::reference::shared_reference(rules))
 }
