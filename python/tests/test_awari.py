@@ -127,6 +127,13 @@ def test_rules_without_a_database():
     assert [(m.pit, m.captures) for m in awari.moves(board, rules="abapa")] == [(5, 0)]
     assert [(m.pit, m.captures) for m in awari.moves(board, rules="grand-slam")] == [(5, 2)]
     assert awari.moves(board) == []  # awari: the only move eradicates, the game ends
+    # cross-wari: an odd pit sows clockwise.
+    board = [0, 3, 1, 0, 0, 0, 1, 0, 0, 0, 1, 2]
+    moves = awari.moves(board, rules="cross-wari")
+    # Pit 1's 3 seeds go clockwise into 0, 11, 10 and capture 10 and 11 (2 + 3).
+    assert [(m.pit, m.captures) for m in moves] == [(1, 5), (2, 0)]
+    assert moves[0].child == [1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0]
+    assert [(m.pit, m.captures) for m in awari.moves(board, rules="abapa")] == [(1, 0), (2, 0)]
     for m in awari.moves("start"):
         assert m.value is None and not m.best and sum(m.child) == 48
     for level in (0, 1, 12, 30, 48):

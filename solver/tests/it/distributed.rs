@@ -110,13 +110,13 @@ fn same_bytes_as_one_machine_where_the_default_granule_cuts_a_level() {
     same_bytes_as_one_machine(Rules::Awari, 14, &[(3, 22)]);
 }
 
-/// [`same_bytes_as_one_machine_for_one_to_four_ranks`] under the other two rule sets, with
+/// [`same_bytes_as_one_machine_for_one_to_four_ranks`] under the other three rule sets, with
 /// the granules that cut every level (the rule set changes the moves that cross ranks, not how
 /// levels are cut: one rank, and granules that leave the small levels whole, are awari's).
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
-fn same_bytes_as_one_machine_under_abapa_and_grand_slam() {
-    for rules in [Rules::Abapa, Rules::GrandSlam] {
+fn same_bytes_as_one_machine_under_abapa_grand_slam_and_cross_wari() {
+    for rules in [Rules::Abapa, Rules::GrandSlam, Rules::CrossWari] {
         same_bytes_as_one_machine(rules, 14, &[(2, 6), (3, 12), (4, 6)]);
     }
 }
