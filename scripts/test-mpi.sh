@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The distributed build under a real MPI: `mpirun` with 1, 2, 3 and 4 ranks (oversubscribed)
-# under awari and 3 ranks under abapa and grand slam, levels 0..MAX, compared byte for byte
+# under awari and 3 ranks under abapa, grand slam and cross-wari, levels 0..MAX, compared byte for byte
 # with the single-machine build; then one rank killed mid-level and the build rerun, to the
 # same bytes.
 #
@@ -36,7 +36,7 @@ same() { # same DIR_A DIR_B: every level file of A equals B's
 # Awari with 1..4 ranks; the other rule sets with 3 (the rule set changes which moves there
 # are, not how levels are cut among ranks: the solver's `distributed` tests build those rule
 # sets over simulated ranks too). RANKS_ALL=1 runs every count under every rule set.
-for rules in awari abapa grand-slam; do
+for rules in awari abapa grand-slam cross-wari; do
   "$SOLVER" build --db "$WORK/local-$rules" --max-stones "$MAX" --rules "$rules" > /dev/null 2>&1
   counts="1 2 3 4"
   [ "$rules" = awari ] || [ "${RANKS_ALL:-}" = 1 ] || counts=3

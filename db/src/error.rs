@@ -119,3 +119,42 @@ pub enum TableError {
         what: String,
     },
 }
+
+/// An error and its causes on one line, as the binaries print them: each cause is appended
+/// after ": " unless the text before it already says it (most messages here quote their
+/// source, and printing the chain again would repeat the operating system's words).
+pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_says_each_cause_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let quoted = TableError::Io {
+            path: "/x/level-01.values".into(),
+            source: io(),
+        };
+        assert_eq!(one_line(&quoted), "/x/level-01.values: No such file");
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot open the table")]
+        struct Silent(#[source] std::io::Error);
+        assert_eq!(
+            one_line(&Silent(io())),
+            "cannot open the table: No such file"
+        );
+    }
+}

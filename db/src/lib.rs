@@ -35,7 +35,7 @@ pub use dir::{
     compressed_depth_path, compressed_path, depth_path, level_exists, level_path, raw_path,
     DbError, Levels,
 };
-pub use error::{BoardError, ParseRulesError, TableError};
+pub use error::{one_line, BoardError, ParseRulesError, TableError};
 pub use index::{all_boards, binomial, level_size, successor, Level};
 pub use moves::{sow_only, Move, MoveList, Outcome, QuietMoves};
 pub use random::SplitMix64;

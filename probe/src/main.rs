@@ -229,7 +229,7 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("awari-probe: error: {e:#}");
+            eprintln!("awari-probe: error: {}", awari_db::one_line(e.as_ref()));
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)
             } else {

@@ -143,6 +143,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             set_threads(threads)?;
             let bars = Bars::logging(log_every);
+            if let Some(budget) = memory {
+                warn_depth_memory(&db, &stones, budget);
+            }
             let memory = memory.or_else(sys::memory_available);
             let start = std::time::Instant::now();
             let done = awari_solver::depth::add_depth_tables(
@@ -266,13 +269,36 @@ fn build_distributed_cli(_: &BuildOptions, _: u32) -> anyhow::Result<()> {
     )
 }
 
+/// Says so on stderr when `--memory` is less than the depth pass of the largest level asked
+/// needs at least (its state and fixed part, and 1/16 of the level's wave-0 bitmaps): the
+/// pass then runs in that, not in the budget.
+fn warn_depth_memory(db: &std::path::Path, stones: &[u32], budget: u64) {
+    let largest = match stones.iter().max() {
+        Some(&n) => Some(n),
+        None => awari_db::Levels::open(db, None)
+            .ok()
+            .and_then(|l| l.present().max()),
+    };
+    let Some(n) = largest else { return };
+    let used = awari_solver::depth::memory_used(n, Some(budget));
+    if used > budget {
+        eprintln!(
+            "awari-solver: note: --memory {} is less than the depth pass of level {n} needs; \
+             it uses about {} ({:.2} bytes per position)",
+            sys::human(budget),
+            sys::human(used),
+            used as f64 / awari_db::level_size(n) as f64
+        );
+    }
+}
+
 fn main() -> ExitCode {
     awari_db::pipe::exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("awari-solver: error: {e:#}");
+            eprintln!("awari-solver: error: {}", awari_db::one_line(e.as_ref()));
             ExitCode::from(1)
         }
     }

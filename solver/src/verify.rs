@@ -457,6 +457,13 @@ fn prove_level(
         return Ok(verdict);
     }
     let work = options.work.as_deref().unwrap_or(levels.dir());
+    // `--work DIR` is made if missing, as `depth --out` makes its directory.
+    std::fs::create_dir_all(work).map_err(|source| {
+        DbError::Table(TableError::Io {
+            path: work.to_path_buf(),
+            source,
+        })
+    })?;
     let bucket = crate::depth::exit_bucket(n, options.memory);
     let report = crate::depth::DepthPass::open(levels, n, work, bucket)
         .and_then(|p| {

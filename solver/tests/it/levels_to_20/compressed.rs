@@ -95,13 +95,14 @@ fn compress_round_trips_every_level_to_20() {
 fn the_probe_form_resolves_to_the_plain_values() {
     // Each entry's capture search and the shortest-path encoder make this the slowest test per
     // position, and coder 4's lookups cost 4 to 5 times coder 2's: 12 and 13 keep it about a
-    // minute of CPU under the three rule sets. (The fast tier checks both coders on 100,000
+    // minute of CPU under the four rule sets. (The fast tier checks both coders on 100,000
     // random boards of levels 0..16 through `awari-probe batch`.)
     for rules in Rules::ALL {
         let (probe_top, layout): (u32, Layout) = match rules {
             Rules::Awari => (12, Form::ProbeRans.into()),
             Rules::Abapa => (12, Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)),
             Rules::GrandSlam => (13, Form::Probe.into()),
+            Rules::CrossWari => (12, Form::ProbeRans.into()),
         };
         let stones: Vec<u32> = (0..=probe_top).collect();
         let plain = Levels::open(reference(rules), Some(rules)).unwrap();
