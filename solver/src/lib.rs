@@ -29,6 +29,7 @@ pub mod exits;
 pub mod level;
 pub mod progress;
 pub mod report;
+mod seed_records;
 mod settle;
 mod state;
 pub mod stats;

@@ -78,6 +78,7 @@ use rayon::prelude::*;
 use crate::exits::{forward, CaptureStream, ExitsStats};
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
+use crate::seed_records::{decode_seeds, encode_seeds};
 use crate::settle::{seed_boards, BuilderError, LevelCounts, NO_EXIT};
 use crate::state::StateArray;
 use crate::sys;
@@ -1267,43 +1268,6 @@ pub(crate) fn for_bits(mut bits: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// One chunk's seeds as a seed-file record: chunk (u32 LE), byte length (u32 LE), then per
-/// seed, in increasing order, a LEB128 varint of (gap from the previous offset + 1) × 2 + won.
-pub(crate) fn encode_seeds(chunk: u32, seeds: &[(u32, bool)]) -> Vec<u8> {
-    let mut out = vec![0u8; 8];
-    out[0..4].copy_from_slice(&chunk.to_le_bytes());
-    let mut prev: i64 = -1;
-    for &(k, won) in seeds {
-        let mut x = ((i64::from(k) - prev) as u64) << 1 | u64::from(won);
-        prev = i64::from(k);
-        while x >= 0x80 {
-            out.push(x as u8 | 0x80);
-            x >>= 7;
-        }
-        out.push(x as u8);
-    }
-    let len = (out.len() - 8) as u32;
-    out[4..8].copy_from_slice(&len.to_le_bytes());
-    out
-}
-
-/// The seeds of a record's body (see [`encode_seeds`]).
-pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
-    let mut out = Vec::new();
-    let (mut x, mut shift, mut prev) = (0u64, 0, -1i64);
-    for &b in bytes {
-        x |= u64::from(b & 0x7f) << shift;
-        shift += 7;
-        if b < 0x80 {
-            prev += (x >> 1) as i64;
-            out.push((prev as u32, x & 1 == 1));
-            x = 0;
-            shift = 0;
-        }
-    }
-    out
-}
-
 /// The seed file of a step, written by the streaming threads a record at a time.
 struct SeedWriter<'a> {
     file: std::io::BufWriter<File>,
@@ -1445,20 +1409,5 @@ mod tests {
                 (CHUNK as usize - 4096, CHUNK as usize)
             ]
         );
-    }
-
-    #[test]
-    fn seed_records_round_trip() {
-        let mut rng = awari_db::SplitMix64(4);
-        let mut seeds: Vec<(u32, bool)> = (0..5000)
-            .map(|_| (rng.below(CHUNK) as u32, rng.below(2) == 1))
-            .collect();
-        seeds.sort_unstable_by_key(|&(k, _)| k);
-        seeds.dedup_by_key(|s| s.0);
-        seeds.insert(0, (0, true));
-        seeds.dedup_by_key(|s| s.0);
-        let r = encode_seeds(7, &seeds);
-        assert_eq!(u32::from_le_bytes(r[0..4].try_into().unwrap()), 7);
-        assert_eq!(decode_seeds(&r[8..]), seeds);
     }
 }

@@ -1,0 +1,54 @@
+//! What a depth pass needs: its memory (the state, or wave 0's capture bitmaps), its disk (the
+//! wave files), its sequential I/O, and the size of wave 0's buckets within a memory budget.
+
+use awari_db::level_size;
+
+use super::{BLOCK, CHUNK, PER_WORD};
+
+/// Fixed memory besides the per-position parts (with the windows' records, per thread).
+const FIXED: u64 = 32 << 20;
+/// The most exit buckets (passes over the lower levels) wave 0 makes.
+const MAX_PASSES: u64 = 16;
+
+/// RAM the depth pass of level `n` needs at least: the state (2 bits a position), the block
+/// map, and its fixed part; wave 0 needs no more (its bitmaps take 2 bits a position too).
+pub fn memory_needed(n: u32) -> u64 {
+    let size = level_size(n);
+    size.div_ceil(PER_WORD) * 8 + size.div_ceil(BLOCK * 64) * 8 + FIXED
+}
+
+/// RAM the depth pass of level `n` uses within `budget` bytes (`None`: no limit): the larger
+/// of wave 0 (its exit bucket) and the waves (the state).
+pub fn memory_used(n: u32, budget: Option<u64>) -> u64 {
+    memory_needed(n).max(exit_bucket(n, budget) / 4 + FIXED)
+}
+
+/// Bytes of wave files per position that the pass of a level writes, about (measured on
+/// levels 20..24 of the awari rules: see docs/performance.md).
+pub const WAVE_BYTES_PER_POSITION: f64 = 1.0;
+
+/// Disk the depth pass of level `n` needs besides its table: the wave files.
+pub fn disk_needed(n: u32) -> u64 {
+    (level_size(n) as f64 * WAVE_BYTES_PER_POSITION * 1.25) as u64
+}
+
+/// Sequential bytes the depth pass of level `n` reads and writes with `passes` wave-0
+/// buckets, as `plan` models it: the lower levels once per pass, the wave files written once
+/// and read twice (propagated, then merged into the table), the table written once.
+pub fn work_io(n: u32, passes: u64) -> u64 {
+    let size = level_size(n);
+    let waves = (size as f64 * WAVE_BYTES_PER_POSITION) as u64;
+    crate::exits::lower_positions(n) * passes + 3 * waves + size
+}
+
+/// Positions per wave-0 bucket within `budget` bytes (`None`: no limit): two bits per
+/// position (where a capture achieves the value, and where one exceeds it), in whole chunks,
+/// at least 1/[`MAX_PASSES`] of the level. Within the 0.25 bytes per position that the waves'
+/// state needs, that is the whole level: one stream of the lower levels.
+pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
+    let size = level_size(n);
+    let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
+    let left = budget.map_or(u64::MAX, |b| b.saturating_sub(FIXED));
+    let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
+    (left.saturating_mul(4) / CHUNK * CHUNK).clamp(min, whole)
+}

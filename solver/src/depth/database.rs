@@ -1,0 +1,221 @@
+//! `awari-solver depth` over a database: a level's pass run to its table
+//! ([`compute_depth`]), every level given one ([`add_depth_tables`]), and how each table is
+//! stored, plain or compressed ([`DepthForm`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use awari_db::{depth_path, level_size, DbError, Levels, Table, TableError};
+
+use super::{exit_bucket, DepthError, DepthPass, DepthReport};
+use crate::progress::Progress;
+use crate::sys;
+
+/// Compute the depth table of level `n` of `levels` into `out` within `memory` bytes (`None`:
+/// no limit), resuming a killed pass; see [`DepthPass`].
+pub fn compute_depth(
+    levels: &Levels,
+    n: u32,
+    out: &Path,
+    memory: Option<u64>,
+    write: bool,
+    keep: usize,
+    progress: &dyn Progress,
+) -> Result<DepthReport, DepthError> {
+    let bucket = exit_bucket(n, memory);
+    DepthPass::open(levels, n, out, bucket)?.run(write, keep, progress)
+}
+
+/// Levels up to this many seeds keep plain depth tables under [`DepthForm::Auto`] (small,
+/// and read most often); above it they are compressed.
+pub const PLAIN_DEPTH_UP_TO: u32 = 20;
+
+/// How a level's depth table is stored once computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DepthForm {
+    /// Plain up to [`PLAIN_DEPTH_UP_TO`] seeds, compressed above.
+    #[default]
+    Auto,
+    /// Always plain (`level-NN.depth`, one byte a position, two past depth 255).
+    Plain,
+    /// Always compressed (`level-NN.cdepth`; see [`awari_db::compressed`]), except a level
+    /// with a depth above 255, which stays plain.
+    Compressed,
+}
+
+impl DepthForm {
+    /// Whether level `n`'s depth table is to be compressed.
+    pub fn compresses(self, n: u32) -> bool {
+        match self {
+            DepthForm::Auto => n > PLAIN_DEPTH_UP_TO,
+            DepthForm::Plain => false,
+            DepthForm::Compressed => true,
+        }
+    }
+}
+
+/// Open level `n`'s depth table just written plain into `levels`' directory, into `levels`,
+/// and where `form` compresses it, replace it by its compressed form (see
+/// [`crate::compress::compress_depth_in_place`]). Returns the file kept and its bytes.
+pub fn store_depth(
+    levels: &mut Levels,
+    n: u32,
+    form: DepthForm,
+    progress: &dyn Progress,
+) -> Result<(PathBuf, u64), DepthError> {
+    let plain = Table::open(
+        depth_path(levels.dir(), n),
+        awari_db::Expect {
+            rules: Some(levels.rules()),
+            seeds: Some(n),
+            content: Some(awari_db::Content::Depth),
+        },
+    )?;
+    levels.insert_depth(plain);
+    store_as(levels, n, form, progress)
+}
+
+/// Store level `n`'s depth table, open in `levels`, as `form` asks: a plain one is replaced by
+/// its compressed form where `form` compresses (see
+/// [`crate::compress::compress_depth_in_place`]). Returns the file kept and its bytes.
+fn store_as(
+    levels: &mut Levels,
+    n: u32,
+    form: DepthForm,
+    progress: &dyn Progress,
+) -> Result<(PathBuf, u64), DepthError> {
+    if form.compresses(n) {
+        if let Some((_, table)) = crate::compress::compress_depth_in_place(levels, n, progress)? {
+            levels.insert_depth(table);
+        }
+    }
+    let t = levels.depth_table(n).expect("a depth table, open");
+    Ok((t.path().to_path_buf(), t.file_len()))
+}
+
+/// One level of [`add_depth_tables`].
+#[derive(Clone, Debug)]
+pub struct LevelDepth {
+    /// The level.
+    pub level: u32,
+    /// What its pass found (`None`: it had a depth table, kept).
+    pub report: Option<DepthReport>,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// Peak resident anonymous memory meanwhile, if measured.
+    pub peak_anon: Option<u64>,
+    /// Its depth table's file.
+    pub table: PathBuf,
+    /// Bytes of its depth table.
+    pub table_bytes: u64,
+    /// Whether its values were checked too (so the level is proven).
+    pub checked: bool,
+}
+
+/// `awari-solver depth`: add a depth table to every level of `stones` (all present if empty)
+/// of the database `db` that has none, lowest first, written into `out` (default: `db`; else
+/// `db`'s values tables are linked into `out`, which becomes a database directory of its own),
+/// each pass within `memory` bytes. With `check`, each pass also recomputes every entry from
+/// its children ([`DepthPass::check_values`]), so that a level written is proven (its values
+/// consistent, and every win and loss converting); a wrong entry is an error
+/// ([`DepthError::Inconsistent`]) and no table is written. Each table is stored in `form`
+/// (a kept plain table too, compressed where `form` asks).
+/// `on_level` is called after each level.
+#[allow(clippy::too_many_arguments)]
+pub fn add_depth_tables(
+    db: &Path,
+    out: Option<&Path>,
+    stones: &[u32],
+    memory: Option<u64>,
+    check: bool,
+    form: DepthForm,
+    progress: &dyn Progress,
+    mut on_level: impl FnMut(&LevelDepth),
+) -> Result<Vec<LevelDepth>, DepthError> {
+    let source = Levels::open(db, None)?;
+    let dir = match out {
+        Some(out) if out != db => {
+            link_values(&source, out)?;
+            out.to_path_buf()
+        }
+        _ => db.to_path_buf(),
+    };
+    drop(source);
+    let mut levels = Levels::open(&dir, None)?;
+    let mut wanted: Vec<u32> = if stones.is_empty() {
+        levels.present().collect()
+    } else {
+        stones.to_vec()
+    };
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return Err(DbError::NotADirectory {
+            dir: db.to_path_buf(),
+            reason: "it holds no levels".into(),
+        }
+        .into());
+    }
+    let mut done = Vec::new();
+    for n in wanted {
+        levels.require(n)?;
+        if let Some(t) = levels.depth_table(n) {
+            let start = Instant::now();
+            // Kept, but stored as asked: a plain table is compressed.
+            if form.compresses(n) && !t.is_compressed() {
+                progress.level(n, level_size(n));
+            }
+            let (table, table_bytes) = store_as(&mut levels, n, form, progress)?;
+            let r = LevelDepth {
+                level: n,
+                report: None,
+                seconds: start.elapsed().as_secs_f64(),
+                peak_anon: None,
+                table,
+                table_bytes,
+                checked: false,
+            };
+            on_level(&r);
+            done.push(r);
+            continue;
+        }
+        let start = Instant::now();
+        let peak = sys::AnonPeak::start();
+        progress.level(n, level_size(n));
+        let pass = DepthPass::open(&levels, n, &dir, exit_bucket(n, memory))?;
+        let pass = if check { pass.check_values(10) } else { pass };
+        let report = pass.run(true, 10, progress)?;
+        let (table, table_bytes) = store_depth(&mut levels, n, form, progress)?;
+        let r = LevelDepth {
+            level: n,
+            seconds: start.elapsed().as_secs_f64(),
+            peak_anon: peak.finish(),
+            table,
+            table_bytes,
+            report: Some(report),
+            checked: check,
+        };
+        on_level(&r);
+        done.push(r);
+    }
+    Ok(done)
+}
+
+/// Link every values table of `source` into `out` (created if missing) where `out` has none.
+fn link_values(source: &Levels, out: &Path) -> Result<(), DepthError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TableError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    for n in source.present() {
+        let table = source.require(n)?;
+        let from = std::fs::canonicalize(table.path()).map_err(io(table.path()))?;
+        let name = from.file_name().expect("a table file has a name");
+        let to = out.join(name);
+        if !to.exists() {
+            std::os::unix::fs::symlink(&from, &to).map_err(io(&to))?;
+        }
+    }
+    Ok(())
+}
