@@ -4,16 +4,15 @@
 # each the output of `awari-solver stats --stones N --all-configurations --json`, so the file
 # diffs level by level and anyone can compare it with the published tables.
 #
-# Usage: scripts/histograms.sh DB [MAX=every level present]
+# Usage: scripts/histograms.sh DB [MAX=every level present]   SOLVER=path: that binary
 #   Levels already in the results file are kept (a level's histogram never changes); the
 #   file is rewritten in level order.
 set -euo pipefail
 DB=${1:?usage: scripts/histograms.sh DB [MAX]}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
-cargo build --release -q -p awari-solver
-TARGET=$(target_dir)
-SOLVER=$TARGET/release/awari-solver
+solver_bin
+SOLVER=$BIN
 # The rule set is byte 12 of a plain or a compressed table.
 FIRST=$DB/level-00.values
 [ -f "$FIRST" ] || FIRST=$DB/level-00.cvalues

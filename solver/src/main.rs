@@ -284,7 +284,7 @@ fn warn_depth_memory(db: &std::path::Path, stones: &[u32], budget: u64) {
     if used > budget {
         eprintln!(
             "awari-solver: note: --memory {} is less than the depth pass of level {n} needs; \
-             it uses about {} ({:.2} bytes per position)",
+             it uses up to about {} ({:.2} bytes per position)",
             sys::human(budget),
             sys::human(used),
             used as f64 / awari_db::level_size(n) as f64
