@@ -1,6 +1,7 @@
 //! The builders' state arrays: one atomic word per position (or per group of positions), in
 //! an anonymous memory map advised to use huge pages (the builders read and write it at
-//! random; huge pages spare most TLB misses).
+//! random; huge pages spare most TLB misses). Also [`for_bits64`], the iteration over a word's
+//! set bits that the two-bit builder and the depth pass share.
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering::Relaxed};
@@ -112,4 +113,13 @@ pub(crate) fn prefetch_line<T>(x: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
+}
+
+/// Call `f` with the index of every set bit of `bits`.
+#[inline]
+pub(crate) fn for_bits64(mut bits: u64, mut f: impl FnMut(usize)) {
+    while bits != 0 {
+        f(bits.trailing_zeros() as usize);
+        bits &= bits - 1;
+    }
 }

@@ -15,7 +15,7 @@ use super::work_files::WaveReader;
 use super::{wave_path, window, DepthError, DepthPass, Unproven, BLOCK, CHUNK, PER_WORD};
 use crate::seed_records::{decode_seeds, encode_seeds};
 use crate::settle::seed_boards;
-use crate::twobit::for_bits64;
+use crate::state::for_bits64;
 
 /// Bytes of wave records propagated together.
 const WAVE_BATCH: usize = 4 << 20;
