@@ -143,11 +143,11 @@ impl Sowing {
 
     /// What `rules` make of this sowing (`opponent_empty`: the opponent's row was empty
     /// before it): `None` when the move is illegal, else the seeds it captures and the board
-    /// after it, unrotated (docs/design.md, "The game and the rule sets"). Under `awari` an eradicating move is illegal here; a
-    /// position all of whose moves eradicate is terminal. Under the other rule sets an
-    /// empty opponent row must be fed; under `abapa` and `cross-wari` a grand slam captures
-    /// nothing, and under `grand-slam` it captures (the child, with the opponent's row empty,
-    /// is terminal).
+    /// after it, unrotated (docs/design.md, "The game and the rule sets"). Under `awari` an
+    /// eradicating move is illegal here; a position all of whose moves eradicate is terminal.
+    /// Under the other rule sets an empty opponent row must be fed; under `abapa` and
+    /// `cross-wari` a grand slam captures nothing, and under `grand-slam` it captures (the
+    /// child, with the opponent's row empty, is terminal).
     #[inline]
     fn judged(&self, rules: Rules, opponent_empty: bool) -> Option<(u8, Packed)> {
         match rules {

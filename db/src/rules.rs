@@ -1,4 +1,5 @@
-//! The four rule sets (docs/design.md, "The game and the rule sets"), named everywhere by the same strings.
+//! The four rule sets (docs/design.md, "The game and the rule sets"), named everywhere by
+//! the same strings.
 
 use std::fmt;
 use std::str::FromStr;
