@@ -164,23 +164,32 @@ impl Sowing {
 
 /// Sow pit `h` (which must be non-empty) of the packed board in the direction `rules` give
 /// it and apply the capture rule: counter-clockwise ([`sow`]), or under `cross-wari` from a
-/// pit holding an odd number of seeds clockwise ([`sow_clockwise`]).
+/// pit holding an odd number of seeds clockwise.
 #[inline]
 fn sow_by(x: Packed, h: usize, rules: Rules) -> Sowing {
     if rules.sows_both_ways() && pit(x, h) % 2 == 1 {
-        sow_clockwise(x, h)
+        sow_toward::<true>(x, h)
     } else {
         sow(x, h)
     }
 }
 
-/// [`sow`] clockwise: the capture walks back against the sowing, towards higher pits, while
-/// they hold 2 or 3 and are the opponent's.
+/// Sow pit `h` (which must be non-empty) of the packed board counter-clockwise and apply the
+/// capture rule.
 #[inline]
-fn sow_clockwise(x: Packed, h: usize) -> Sowing {
+fn sow(x: Packed, h: usize) -> Sowing {
+    sow_toward::<false>(x, h)
+}
+
+/// Sow pit `h` (which must be non-empty) of the packed board, clockwise or counter-clockwise
+/// (`SOW_CW` or `SOW`), and apply the capture rule: the capture walks back against the
+/// sowing (towards higher pits after a clockwise one) while the pits hold 2 or 3 and are the
+/// opponent's.
+#[inline(always)]
+fn sow_toward<const CLOCKWISE: bool>(x: Packed, h: usize) -> Sowing {
     let s = usize::from(pit(x, h));
     debug_assert!(s > 0 && s <= 48);
-    let entry = SOW_CW[h][s];
+    let entry = if CLOCKWISE { SOW_CW[h][s] } else { SOW[h][s] };
     let last = (entry >> 120) as usize;
     let sown = (x & !(0xff << (8 * h))) + (entry & PITS_MASK);
     let mut after = sown;
@@ -193,36 +202,11 @@ fn sow_clockwise(x: Packed, h: usize) -> Sowing {
         }
         captured += v;
         after &= !(0xff << (8 * j));
-        j += 1;
-    }
-    Sowing {
-        sown,
-        last,
-        captured,
-        after,
-    }
-}
-
-/// Sow pit `h` (which must be non-empty) of the packed board counter-clockwise and apply the
-/// capture rule.
-#[inline]
-fn sow(x: Packed, h: usize) -> Sowing {
-    let s = usize::from(pit(x, h));
-    debug_assert!(s > 0 && s <= 48);
-    let entry = SOW[h][s];
-    let last = (entry >> 120) as usize;
-    let sown = (x & !(0xff << (8 * h))) + (entry & ((1 << 96) - 1));
-    let mut after = sown;
-    let mut captured = 0u8;
-    let mut j = last;
-    while j >= 6 {
-        let v = pit(after, j);
-        if v != 2 && v != 3 {
-            break;
+        if CLOCKWISE {
+            j += 1;
+        } else {
+            j -= 1;
         }
-        captured += v;
-        after &= !(0xff << (8 * j));
-        j -= 1;
     }
     Sowing {
         sown,
@@ -537,12 +521,17 @@ fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
 /// to tell (see [`combine_quiet`]).
 #[inline]
 fn quiet_moves_fast(x: Packed, rules: Rules) -> Option<u8> {
-    let part = if rules.sows_both_ways() {
-        quiet_part::<0, 6, true>(x)
+    combine_quiet(x, quiet_part_of::<0, 6>(x, rules.sows_both_ways()), rules)
+}
+
+/// [`quiet_part`] with its direction rule chosen at run time (`cross`: `cross-wari`).
+#[inline(always)]
+fn quiet_part_of<const FROM: usize, const TO: usize>(x: Packed, cross: bool) -> (u8, u8) {
+    if cross {
+        quiet_part::<FROM, TO, true>(x)
     } else {
-        quiet_part::<0, 6, false>(x)
-    };
-    combine_quiet(x, part, rules)
+        quiet_part::<FROM, TO, false>(x)
+    }
 }
 
 /// The fast count's verdict from its sum over all six pits of the packed board `x`:
@@ -632,17 +621,9 @@ impl QuietMoves {
         if key != self.key || cross != self.cross {
             self.key = key;
             self.cross = cross;
-            self.part = if cross {
-                quiet_part::<2, 6, true>(x)
-            } else {
-                quiet_part::<2, 6, false>(x)
-            };
+            self.part = quiet_part_of::<2, 6>(x, cross);
         }
-        let low = if cross {
-            quiet_part::<0, 2, true>(x)
-        } else {
-            quiet_part::<0, 2, false>(x)
-        };
+        let low = quiet_part_of::<0, 2>(x, cross);
         let sum = (low.0 + self.part.0, low.1 | self.part.1);
         match combine_quiet(x, sum, rules) {
             Some(quiet) => Ok(quiet),
@@ -810,23 +791,22 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
 #[inline(always)]
 fn uncapture_all(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Packed, usize)) {
     if !rules.sows_both_ways() {
-        return uncapture_ccw(child, rules, captures, f);
+        return uncapture_ccw::<ANY_COUNT>(child, rules, captures, f);
     }
-    uncapture_ccw(child, rules, captures, |parent, h| {
-        if pit(parent, h) % 2 == 0 {
-            f(parent, h);
-        }
-    });
-    uncapture_ccw(mirror_packed(child), rules, captures, |parent, h| {
-        if pit(parent, h) % 2 == 1 {
-            f(mirror_packed(parent), mirror_pit(h));
-        }
+    uncapture_ccw::<EVEN_COUNTS>(child, rules, captures, &mut f);
+    uncapture_ccw::<ODD_COUNTS>(mirror_packed(child), rules, captures, |parent, h| {
+        f(mirror_packed(parent), mirror_pit(h))
     });
 }
 
-/// [`uncapture_all`]'s counter-clockwise un-captures.
+/// [`uncapture_all`]'s counter-clockwise un-captures, of the seed counts `COUNTS` allows.
 #[inline(always)]
-fn uncapture_ccw(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Packed, usize)) {
+fn uncapture_ccw<const COUNTS: u8>(
+    child: Packed,
+    rules: Rules,
+    captures: u8,
+    mut f: impl FnMut(Packed, usize),
+) {
     let c = usize::from(captures);
     if c < 2 || seeds_packed(child) as usize + c > crate::MAX_SEEDS as usize {
         return;
@@ -869,7 +849,9 @@ fn uncapture_ccw(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Pa
                 if ((sown | BYTES_80) - path) & BYTES_80 != BYTES_80 {
                     break;
                 }
-                f(sown - path + ((s as Packed) << (8 * h)), h);
+                if counts_allow::<COUNTS>(s) {
+                    f(sown - path + ((s as Packed) << (8 * h)), h);
+                }
                 s += PITS - 1;
             }
         }
