@@ -254,7 +254,7 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Memory the pass may use, e.g. 4G (default: what the machine has free); it needs
-        /// 0.25 bytes per position of the level.
+        /// 0.25 bytes per position of the level and 32 MiB, and less is refused.
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
         /// Also recompute every entry from its children in the same pass (as `verify`): each

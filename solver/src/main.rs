@@ -127,6 +127,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if wanted.is_empty() {
                 anyhow::bail!("{} holds no levels to verify", db.display());
             }
+            if let (true, Some(budget)) = (prove, memory) {
+                // --prove runs the depth pass where a level has no depth table.
+                let unproven: Vec<u32> = wanted
+                    .iter()
+                    .copied()
+                    .filter(|&n| levels.depth_table(n).is_none())
+                    .collect();
+                if !unproven.is_empty() {
+                    check_depth_memory(&db, &unproven, budget)?;
+                }
+            }
             if !report::verify_levels(&levels, &wanted, &options, &bars)? {
                 anyhow::bail!("verification failed");
             }
@@ -144,7 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             set_threads(threads)?;
             let bars = Bars::logging(log_every);
             if let Some(budget) = memory {
-                warn_depth_memory(&db, &stones, budget);
+                check_depth_memory(&db, &stones, budget)?;
             }
             let memory = memory.or_else(sys::memory_available);
             let start = std::time::Instant::now();
@@ -269,27 +280,27 @@ fn build_distributed_cli(_: &BuildOptions, _: u32) -> anyhow::Result<()> {
     )
 }
 
-/// Says so on stderr when `--memory` is less than the depth pass of the largest level asked
-/// needs at least (its state and fixed part, and 1/16 of the level's wave-0 bitmaps): the
-/// pass then runs in that, not in the budget.
-fn warn_depth_memory(db: &std::path::Path, stones: &[u32], budget: u64) {
+/// Refuses a `--memory` below the least that the depth pass of the largest level asked needs
+/// (its state and fixed part, and 1/16 of the level's wave-0 bitmaps), naming that least.
+fn check_depth_memory(db: &std::path::Path, stones: &[u32], budget: u64) -> anyhow::Result<()> {
     let largest = match stones.iter().max() {
         Some(&n) => Some(n),
         None => awari_db::Levels::open(db, None)
             .ok()
             .and_then(|l| l.present().max()),
     };
-    let Some(n) = largest else { return };
-    let used = awari_solver::depth::memory_used(n, Some(budget));
-    if used > budget {
-        eprintln!(
-            "awari-solver: note: --memory {} is less than the depth pass of level {n} needs; \
-             it uses up to about {} ({:.2} bytes per position)",
+    let Some(n) = largest else { return Ok(()) };
+    let least = awari_solver::depth::memory_used(n, Some(0));
+    if budget < least {
+        anyhow::bail!(
+            "--memory {} is below the {} that the depth pass of level {n} needs at least \
+             ({:.2} bytes per position); give it at least that",
             sys::human(budget),
-            sys::human(used),
-            used as f64 / awari_db::level_size(n) as f64
+            sys::human(least),
+            least as f64 / awari_db::level_size(n) as f64
         );
     }
+    Ok(())
 }
 
 fn main() -> ExitCode {

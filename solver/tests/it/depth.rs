@@ -561,3 +561,37 @@ fn compressed_depth_tables_hold_the_same_depths() {
         }
     }
 }
+
+/// A `--memory` below the least that the depth pass needs is refused, by `depth` and by
+/// `verify --prove` where a level lacks its depth table, with one line naming that least;
+/// once the tables exist, `verify --prove` needs no depth pass and runs in it.
+#[test]
+fn a_memory_below_the_depth_pass_least_is_refused() {
+    let dir = values_dir("memory-floor", Rules::Awari, 8);
+    let least = awari_solver::depth::memory_used(8, Some(0));
+    let below = format!("{}", least - 1);
+    for args in [
+        vec!["depth", "--memory", &below, "--db", s(&dir)],
+        vec!["verify", "--prove", "--memory", &below, "--db", s(&dir)],
+    ] {
+        let o = solver(&args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {t}");
+        assert_eq!(t.lines().count(), 1, "{args:?}: {t}");
+        assert!(
+            t.contains("needs at least") && t.contains("level 8"),
+            "{args:?}: {t}"
+        );
+        assert!(!level_path_exists(&dir, 8), "{args:?} wrote a depth table");
+    }
+    let at = format!("{least}");
+    let o = solver(&["depth", "--memory", &at, "--db", s(&dir)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = solver(&["verify", "--prove", "--memory", "1", "--db", s(&dir)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn level_path_exists(dir: &Path, n: u32) -> bool {
+    depth_path(dir, n).exists()
+}
