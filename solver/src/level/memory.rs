@@ -30,9 +30,9 @@
 //!    are settled is the attractor of the step, a set fixed by the game.
 //! 3. What is never settled lies on endless cycles and is worth 0.
 //!
-//! Levels above [`ROUNDS_ABOVE`] positions propagate in rounds instead of depth first (see
-//! [`crate::level::rounds`]): the same positions are settled, at the same values, with the state's
-//! cache misses grouped by region.
+//! Levels above [`ROUNDS_ABOVE`] positions built on at most [`ROUNDS_UP_TO_THREADS`] threads
+//! propagate in rounds instead of depth first (see [`crate::level::rounds`]): the same
+//! positions are settled, at the same values, with the state's cache misses grouped by region.
 //!
 //! With depth tables, step 2 runs in breadth-first waves instead (the seeds, then what they
 //! settle, and so on) and each position's wave is recorded as its depth (see [`crate::depth`]).
@@ -131,7 +131,8 @@ impl<'a> LevelBuilder<'a> {
             d.resize_with(level.size() as usize, || AtomicU16::new(0));
             d
         });
-        let rounds = settle_in_rounds(level.size()).then(|| Rounds::new(level.size()));
+        let rounds = settle_in_rounds(level.size(), rayon::current_num_threads())
+            .then(|| Rounds::new(level.size()));
         Ok(LevelBuilder {
             level,
             rules,
@@ -494,24 +495,27 @@ impl Settle for LevelBuilder<'_> {
     }
 }
 
-/// Whether a level of `size` positions settles in rounds (see [`crate::level::rounds`]): above
-/// [`ROUNDS_ABOVE`] positions, unless the environment variable `AWARI_SETTLE` says
-/// `rounds` or `depth-first` (for measurements).
-fn settle_in_rounds(size: u64) -> bool {
+/// Whether a level of `size` positions settles in rounds (see [`crate::level::rounds`]) on
+/// `threads` threads: above [`ROUNDS_ABOVE`] positions and with at most
+/// [`ROUNDS_UP_TO_THREADS`] threads, unless the environment variable `AWARI_SETTLE` says
+/// `rounds` or `depth-first` (for A/B measurements on any machine; the tables are the same).
+fn settle_in_rounds(size: u64, threads: usize) -> bool {
     match std::env::var("AWARI_SETTLE").as_deref() {
         Ok("rounds") => true,
         Ok("depth-first") => false,
-        _ => size > ROUNDS_ABOVE,
+        _ => size > ROUNDS_ABOVE && threads <= ROUNDS_UP_TO_THREADS,
     }
 }
 
-/// Levels larger than this settle in rounds: level 25 (546 M positions, 1 GiB of state) and
-/// up. On the development machine (2 cores, 32 MiB of last-level cache), alternated runs of
-/// one level settled, depth first against in rounds: level 23 in 17.3–18.3 s against 21.0 s;
-/// level 24 in 29.8–31.8 s against 28.8–29.6 s, and in another hour 23.4–23.7 s against
-/// 26.8–27.0 s; level 25 in 37.3–44.9 s against 40.9–41.7 s (the whole level 56.2–64.1 s
-/// against 60.0–60.1 s); level 27 in 97–104 s against 86–92 s. Depth first varies with the
-/// machine's state far more than rounds do; from level 25 on, rounds are never slower.
+/// The most threads that settle large levels in rounds. Rounds gather each region's updates
+/// so that one thread applies them with plain stores; that pays where a few threads' prefetches
+/// cannot cover the misses, and it serialises each region's updates on many. On a 16-core
+/// machine, in one run, depth first beat rounds with 16 threads (level 24 in 8.7 s against
+/// 16.6 s, 25 in 14.8 s against 48.0 s, 26 in 18.7 s against 40.6 s) and with 8 (25 in 24.7 s
+/// against 38.3 s): depth first there ran level 25 at 0.84 and 26 at 0.94 of level 24's
+/// positions/s. With 2 threads, rounds are never slower from level 25 on (below).
+const ROUNDS_UP_TO_THREADS: usize = 2;
+
 const ROUNDS_ABOVE: u64 = 400_000_000;
 
 #[cfg(test)]
@@ -539,6 +543,19 @@ mod tests {
     /// every rule set, rounds of many sizes (so that the stack is refilled from the seeds
     /// mid-step, and rounds run on what earlier rounds found), and 1, 2 and 3 threads (uneven
     /// shares of each round).
+    /// Rounds from level 25 up on 2 threads, depth first below it and on more threads
+    /// (unless `AWARI_SETTLE` overrides the choice for this test process).
+    #[test]
+    fn large_levels_settle_in_rounds_on_few_threads_only() {
+        if std::env::var_os("AWARI_SETTLE").is_some() {
+            return;
+        }
+        let (l24, l25) = (awari_db::level_size(24), awari_db::level_size(25));
+        assert!(settle_in_rounds(l25, 1) && settle_in_rounds(l25, 2));
+        assert!(!settle_in_rounds(l25, 3) && !settle_in_rounds(l25, 16));
+        assert!(!settle_in_rounds(l24, 2) && !settle_in_rounds(l24, 16));
+    }
+
     #[test]
     fn rounds_settle_as_depth_first_propagation() {
         const TOP: u32 = 13;
@@ -549,7 +566,7 @@ mod tests {
                 rules.name()
             ));
             let _ = std::fs::remove_dir_all(&dir);
-            assert!(!settle_in_rounds(awari_db::level_size(TOP)));
+            assert!(!settle_in_rounds(awari_db::level_size(TOP), 2));
             solve_depth_first(&dir, rules, TOP);
             let levels = Levels::open(&dir, Some(rules)).unwrap();
             for (n, threads, round) in [(TOP, 1, 1), (TOP, 2, 37), (TOP, 3, 5000), (12, 2, 1 << 18)]
