@@ -16,8 +16,7 @@
 #   PROBE_FORM=1                   compress to the probe form (`compress --probe`); the build
 #                                  section is then skipped (the builder needs self-contained
 #                                  lower levels)
-#   CODER=huffman                  the probe form's older coder (`--coder huffman`; default rans)
-#   SEGMENT=128                    the rans coder's entries per segment (`--segment`; default 256)
+#   SEGMENT=128                    the probe form's entries per segment (`--segment`; default 256)
 #   ESTIMATE=1                     sizes only estimated from a sample of each level
 #                                  (`compress --estimate`, seconds a level): nothing written
 #   N=1000000 PROBE_MAX=24 RUNS=3 BUILD_LEVEL=24 PYTHON=python3 SERVE_SECONDS=10
@@ -31,7 +30,7 @@ RUNS=${RUNS:-3}
 BUILD_LEVEL=${BUILD_LEVEL:-24}
 PYTHON=${PYTHON:-python3}
 SERVE_SECONDS=${SERVE_SECONDS:-10}
-FORM_FLAG=${PROBE_FORM:+--probe --coder ${CODER:-rans}${SEGMENT:+ --segment $SEGMENT}}
+FORM_FLAG=${PROBE_FORM:+--probe${SEGMENT:+ --segment $SEGMENT}}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 solver_bin

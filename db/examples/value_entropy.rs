@@ -21,7 +21,7 @@
 //!   its context's most probable allowed symbol, four passes), in segments of 128 values as it
 //!   codes them, with the entropy and the size of an order-n Huffman code (no length limit)
 //!   under four contexts, each decodable without a lookup:
-//!   - `previous`: the previous stored value in the segment (what coder 2 uses);
+//!   - `previous`: the previous stored value in the segment (what the removed coder 2 used);
 //!   - `capture`: and whether the position has a capturing move (moves only, no lookup);
 //!   - `run back`: and how the stored value one run back (the same board with a seed moved
 //!     from pit 0 to pit 2, `pits[0] + pits[1] + 2` entries earlier, when in the segment)

@@ -1,39 +1,42 @@
 //! The compressed table: one level's values (`level-NN.cvalues`) or depths to conversion
-//! (`level-NN.cdepth`) in segments of canonical-Huffman codes, each decodable on its own, so
-//! that one entry costs at most one segment decode (64 entries).
+//! (`level-NN.cdepth`) in segments of codes, each decodable on its own, so that one entry
+//! costs at most one segment decode (64 entries of canonical-Huffman codes, or up to 256 of
+//! rANS).
 //!
 //! ```text
 //! offset size  field
 //!      0    8  magic, b"AWARICV\x1a"
-//!      8    4  format version, u32 LE: 2 (1, read too, differs only at offset 56)
-//!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
+//!      8    4  format version, u32 LE: 3 (2, read too, is the same; 1, read too, differs
+//!              at offset 56 and in its segment lengths)
+//!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam, 3 cross-wari
 //!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
 //!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1), of the
-//!              values (the self-contained form); 2 = the same, of the stored values of the
-//!              probe form (capture don't-cares, below); 3 = the same, of depths to
-//!              conversion (a depth table: every entry stored); 4 = rANS of the probe form's
-//!              stored values under richer contexts (`compressed/contexts.rs`); 5 = rANS of
-//!              depths to conversion under richer contexts (the same file)
-//!     15    1  log2 of the entries per segment: 6 (64) with coder 1, 7 (128) with 2 and 3,
-//!              8 (256, as written by default) or 7 with 4 and 5
+//!              values (the self-contained form); 4 = rANS of the probe form's stored
+//!              values (capture don't-cares, below) under richer contexts
+//!              (`compressed/contexts.rs`); 5 = rANS of depths to conversion under richer
+//!              contexts (a depth table, the same file). 2 and 3, Huffman coders of the probe
+//!              form and of depths in versions 1 and 2, are no longer read (refused on open:
+//!              [`TableError::RetiredCoder`](crate::TableError::RetiredCoder)) and never
+//!              reused
+//!     15    1  log2 of the entries per segment: 6 (64) with coder 1; 8 (256, as written by
+//!              default) or 7 (128, and in version 1 only 7) with coders 4 and 5
 //!     16    4  seed count n of the level, u32 LE
 //!     20    4  model length, u32 LE: S² bytes for an alphabet of S symbols, S = 2n+1 values
-//!              −n..n (coders 1, 2); 2 S² with coder 3, S = 1 + the level's largest depth
-//!              (depths 0..S−1, S at most 256); 64 S² with coder 4 (32 S contexts);
-//!              with coder 5 what its sparse model takes (12160 contexts)
+//!              −n..n (coder 1); 64 S² with coder 4 (32 S contexts); with coder 5 what its
+//!              sparse model takes (12160 contexts; S = 1 + the level's largest depth, depths
+//!              0..S−1, S at most 256)
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  index offset, u64 LE (= 64 + model length)
 //!     40    8  data offset, u64 LE (= index offset + groups × 120)
 //!     48    8  checksum of bytes 64..end of file, u64 LE (the plain table's chunked XXH3)
 //!     56    8  checksum of the model, u64 LE, checked on open: the XXH3-64 of bytes 8..48
 //!              then the model (version 1: of the model alone)
-//!     64    …  model: for each context, the code length (0..=11, 0 = unused) of each symbol,
-//!              one byte each: S contexts (the previous symbol p) with coders 1 and 2; 2 S
-//!              with coder 3 (won positions after depth p, then lost ones after depth p);
-//!              with coder 4, each symbol's rANS frequency, u16 LE, in 32 S contexts (each
-//!              row sums to 4096, every frequency at least 1); with coder 5, S as u16 LE,
-//!              then for each of 12160 contexts its symbols of frequency above 0, as
-//!              varints (`rans::Model::to_sparse_bytes`; rows sum to 4096)
+//!     64    …  model: with coder 1, for each context (the previous symbol p) the code length
+//!              (0..=11, 0 = unused) of each symbol, one byte each; with coder 4, each
+//!              symbol's rANS frequency, u16 LE, in 32 S contexts (each row sums to 4096,
+//!              every frequency at least 1); with coder 5, S as u16 LE, then for each of
+//!              12160 contexts its symbols of frequency above 0, as varints
+//!              (`rans::Model::to_sparse_bytes`; rows sum to 4096)
 //!      …    …  index: one 120-byte record per group of 8 blocks (64 segments)
 //!                  0   8  byte offset of the group's first block in the data, u64 LE
 //!                  8  16  start of each block, relative to the group, u16 LE × 8; bit 15
@@ -48,17 +51,18 @@
 //!   wide block = its 8 segment lengths, u16 LE × 8, then its segments: only where a
 //!                segment exceeds 255 bytes (256 entries of rare symbols), never at 128
 //!   coder 1: segment 64 values, block 512, group 4096
-//!   coders 2, 3 (and 4, 5 written for speed): segment 128 entries, block 1024, group 8192
+//!   coders 4, 5 written for speed (and in version 1): segment 128 entries, block 1024,
+//!                group 8192
 //!   coders 4, 5 by default: segment 256 entries, block 2048, group 16384
 //! ```
 //!
-//! **The probe form** (coder 2) stores a value only where it cannot be recovered from the
+//! **The probe form** (coder 4) stores a value only where it cannot be recovered from the
 //! lower levels. Where the best capture achieves a position's value, the position is a
 //! *don't-care*: it may store any value up to that one, and the encoder chooses the stored
 //! values that make each segment's codes the shortest (a shortest-path search over the
-//! segment: a choice is also the next entry's context). A terminal position's value is the rules', so it
-//! may store anything. A reader resolves an entry with a capture search into the lower levels
-//! (see [`crate::Levels`]):
+//! segment: a choice is also the next entries' context). A terminal position's value is the
+//! rules', so it may store anything. A reader resolves an entry with a capture search into the
+//! lower levels (see [`crate::Levels`]):
 //!
 //! ```text
 //!   terminal                  the rules' value (the stored one is ignored)
@@ -70,17 +74,18 @@
 //! levels: [`Compressed::value`] and [`Compressed::read_into`] refuse it, and
 //! [`Compressed::stored`] gives the stored value. The builder streams self-contained levels.
 //!
-//! Value v is symbol v+n. A symbol is coded with the code of its context, the previous value
-//! in its segment (value 0 for the segment's first).
+//! Value v is symbol v+n. In the self-contained form a symbol is coded with the code of its
+//! context, the previous value in its segment (value 0 for the segment's first); codes are
+//! written least-significant bit first, bit-reversed, so the decoder reads each with one
+//! lookup of the next 11 bits. The probe form's contexts add the board's class and the value
+//! one run back (`compressed/contexts.rs`).
 //!
-//! **Depth tables** (coder 3) are coded against the level's values, which every reader has
+//! **Depth tables** (coder 5) are coded against the level's values, which every reader has
 //! beside them: a drawn position's depth is 0 and is not coded at all; a won or lost one's
-//! depth d (symbol d) is coded with the code of its context, the position's side (won or
-//! lost) and the depth of the last won or lost position before it in its segment (0 for the
-//! first). So a depth is read with the values of its segment up to it
-//! ([`Compressed::read_depths`]); the values' signs are what matters, and only the true
-//! values (not a probe form's stored ones) give them. Codes are written least-significant bit
-//! first, bit-reversed, so the decoder reads each with one lookup of the next 11 bits.
+//! depth d (symbol d) is coded in a context of the position's side (won or lost), its board's
+//! class, the size of its value, and the depths coded before it in its segment. So a depth
+//! is read with the values of its segment up to it ([`Compressed::read_depths`]); only the
+//! true values (not a probe form's stored ones) give them.
 //!
 //! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed, the
 //! first time) and decodes on average half a segment, 32 dependent table lookups; the index
@@ -96,10 +101,10 @@
 //! its last byte: a corrupt block is an error naming the level and the block, at every decode,
 //! never a wrong value.
 //!
-//! The files: the constants, forms and header (`compressed/format.rs`), the Huffman coder
-//! (`huffman.rs`), the reader (`reader.rs`), the encoder of a group (`encoder.rs`), writing
-//! and estimating a table (`compress.rs`), coders 4 and 5 (`contexts.rs`), and the threads'
-//! decoded segments (`cache.rs`).
+//! The files: the constants, forms and header (`compressed/format.rs`), coder 1's Huffman
+//! codes (`huffman.rs`), the reader (`reader.rs`), the encoder of a group (`encoder.rs`),
+//! writing and estimating a table (`compress.rs`), coders 4 and 5 (`contexts.rs`), and the
+//! threads' decoded segments (`cache.rs`).
 
 mod cache;
 mod compress;
@@ -114,10 +119,10 @@ pub use compress::{
     CompressedSize, ReadFreedom, ReadValues, FIXED,
 };
 pub use format::{
-    CompressedHeader, Form, Layout, BLOCK, BLOCK_SEGMENTS, CODER_CAPTURE_DONT_CARES,
-    CODER_DEPTH_ORDER1, CODER_DEPTH_RANS, CODER_HUFFMAN_ORDER1, CODER_RANS_CONTEXTS, GROUP,
-    GROUP_BLOCKS, GROUP_RECORD, HEADER_LEN, LONG_SEGMENT_LOG2, MAGIC, MAX_CODE_LEN,
-    MAX_DEPTH_SYMBOLS, MAX_SEGMENT, PROBE_SEGMENT_LOG2, SEGMENT, SEGMENT_LOG2, VERSION,
+    CompressedHeader, Form, Layout, BLOCK, BLOCK_SEGMENTS, CODER_DEPTH_RANS, CODER_HUFFMAN_ORDER1,
+    CODER_RANS_CONTEXTS, GROUP, GROUP_BLOCKS, GROUP_RECORD, HEADER_LEN, LONG_SEGMENT_LOG2, MAGIC,
+    MAX_CODE_LEN, MAX_DEPTH_SYMBOLS, MAX_SEGMENT, PROBE_SEGMENT_LOG2, RETIRED_CODERS, SEGMENT,
+    SEGMENT_LOG2, VERSION,
 };
 pub(crate) use reader::prefetch;
 pub use reader::Compressed;

@@ -106,6 +106,17 @@ pub enum TableError {
         /// The level.
         seeds: u32,
     },
+    /// A compressed table of a coder this library no longer reads (2 or 3, superseded by 4
+    /// and 5): it is written again from the values.
+    #[error("{}: level {seeds} is compressed with coder {coder}, which is no longer read; {}", path.display(), retired_coder_remedy(*coder, *seeds))]
+    RetiredCoder {
+        /// The file.
+        path: PathBuf,
+        /// The level.
+        seeds: u32,
+        /// The coder code in its header (byte 14).
+        coder: u8,
+    },
     /// A block of a compressed table that fails its check.
     #[error("{}: level {seeds}, block {block}: {what} (corrupt file)", path.display())]
     CorruptBlock {
@@ -118,6 +129,21 @@ pub enum TableError {
         /// What is wrong with it.
         what: String,
     },
+}
+
+/// What to do about a table of level `seeds` of a retired coder: what it held, and how to
+/// write it again.
+fn retired_coder_remedy(coder: u8, seeds: u32) -> String {
+    match coder {
+        3 => format!(
+            "it holds depths to conversion: remove it and write them again from the values \
+             with `awari-solver depth --stones {seeds}`"
+        ),
+        _ => format!(
+            "it holds the probe form: remove it and recompress the level from its values \
+             with `awari-solver compress --probe --stones {seeds}`"
+        ),
+    }
 }
 
 /// An error and its causes on one line, as the binaries print them: each cause is appended

@@ -50,18 +50,7 @@ pub enum ModeArg {
     TwoBit,
 }
 
-/// The probe form's coder (`compress --probe --coder`).
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum CoderArg {
-    /// rANS under the board's class, the previous value and the value one run back
-    /// (coder 4): the smaller.
-    Rans,
-    /// Canonical Huffman after the previous value (coder 2, as earlier versions wrote): the
-    /// faster to decode.
-    Huffman,
-}
-
-/// Entries per segment of the probe form's rANS coder (`compress --probe --segment`).
+/// Entries per segment of the probe form (`compress --probe --segment`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum SegmentArg {
     /// Twice the decoding a probe, about 0.12 bits a position less: the download's size.
@@ -151,8 +140,8 @@ pub enum Command {
     /// Compress a database directory, ours or raw VU `scores.N` files, into another: each
     /// level to level-NN.cvalues, checked by decoding it back before it is renamed into
     /// place. Every reader (probe, Python, stats, verify, build) opens the result with --db.
-    /// Resumable: levels already compressed in --out as asked (form, coder and segment length)
-    /// are kept; others are written again.
+    /// Resumable: levels already compressed in --out as asked (form and segment length) are
+    /// kept; others are written again.
     Compress {
         /// The database directory to compress.
         #[arg(long, default_value = "awari-db")]
@@ -169,12 +158,7 @@ pub enum Command {
         /// a capture achieves a position's value, the position stores whatever is cheapest.
         #[arg(long)]
         probe: bool,
-        /// The probe form's coder: `rans` (the smaller; probes several times slower than with
-        /// `huffman`) or `huffman` (about 0.45 bits a position more; what earlier versions
-        /// wrote). Both are read.
-        #[arg(long, value_enum, default_value = "rans", requires = "probe")]
-        coder: CoderArg,
-        /// Entries per segment of the `rans` coder: a probe decodes half a segment on
+        /// Entries per segment of the probe form: a probe decodes half a segment on
         /// average, and each segment costs a restart and an index entry. `256`: the smaller
         /// (about 0.12 bits a position less); `128`: probes about twice as fast. Both are
         /// read, as are depth tables of either (the depth pass writes 256).

@@ -112,7 +112,7 @@ fn ceilings(
 
 /// Compress level `n` of `source` to `path` (a `.cvalues` file), reporting to `progress`:
 /// self-contained without `lower`; with the source's lower levels, `lower`, the probe form
-/// in `probe`'s layout ([`Form::ProbeRans`] or the older [`Form::Probe`]).
+/// ([`Form::ProbeRans`]) in its layout.
 pub fn compress_table(
     source: &Table,
     lower: Option<(&Levels, Layout)>,

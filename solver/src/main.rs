@@ -186,7 +186,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             stones,
             probe,
-            coder,
             segment,
             estimate,
             threads,
@@ -196,15 +195,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let bars = Bars::logging(log_every);
             let start = std::time::Instant::now();
             use awari_db::compressed::{Form, Layout, LONG_SEGMENT_LOG2, PROBE_SEGMENT_LOG2};
-            let layout: Layout = match (probe, coder, segment) {
-                (true, cli::CoderArg::Rans, cli::SegmentArg::Long) => {
+            let layout: Layout = match (probe, segment) {
+                (true, cli::SegmentArg::Long) => {
                     Form::ProbeRans.with_segment_log2(LONG_SEGMENT_LOG2)
                 }
-                (true, cli::CoderArg::Rans, cli::SegmentArg::Short) => {
+                (true, cli::SegmentArg::Short) => {
                     Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)
                 }
-                (true, cli::CoderArg::Huffman, _) => Form::Probe.into(),
-                (false, _, _) => Form::SelfContained.into(),
+                (false, _) => Form::SelfContained.into(),
             };
             let on_level = |r: &awari_solver::compress::CompressReport| {
                 if let Some(b) = bars.current() {

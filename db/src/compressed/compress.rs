@@ -17,7 +17,7 @@ use crate::table::{self, checksum};
 use crate::{rans, Level};
 
 use super::contexts;
-use super::encoder::{encode_group, for_each_depth_code, segment_symbols, Coder, Costs};
+use super::encoder::{encode_group, Coder};
 use super::format::{
     Alphabet, CompressedHeader, Form, Layout, BLOCK_SEGMENTS, GROUP_BLOCKS, GROUP_RECORD,
     HEADER_LEN, MAX_SEGMENT, TAIL, VERSION,
@@ -80,14 +80,6 @@ const BATCH: u64 = 1 << 24;
 // The largest group divides it, and with it every group (powers of two no larger).
 const _: () = assert!(BATCH % (MAX_SEGMENT * BLOCK_SEGMENTS * GROUP_BLOCKS) as u64 == 0);
 
-/// What the probe form's search weighs its choices by while a model is fitted: code lengths
-/// (coder 2, and none for the forms without choices) or rANS costs (coder 4).
-#[derive(Clone, Copy)]
-enum Weights<'a> {
-    Lengths(&'a Costs),
-    Rans(&'a contexts::Costs),
-}
-
 /// How many times the probe form's model is refitted to its own shortest codes (the sizes
 /// settle by the fourth: 2.512 bits per position of level 16 after four, 2.524 after three).
 const PROBE_FITS: usize = 4;
@@ -124,8 +116,8 @@ pub fn compress(
 }
 
 /// [`compress`] in a chosen layout of values: [`Form::SelfContained`] without `free`,
-/// [`Form::Probe`] (coder 2, as older files are) or [`Form::ProbeRans`] with it, the latter
-/// with segments of 128 or 256 entries ([`Form::with_segment_log2`]).
+/// [`Form::ProbeRans`] with it, in segments of 128 or 256 entries
+/// ([`Form::with_segment_log2`]).
 ///
 /// # Panics
 /// If `layout` is a form of depths (see [`compress_depth`]), or `free` does not match it.
@@ -167,8 +159,8 @@ pub fn compress_depth(
     compress_depth_as(form, path, rules, seeds, max_depth, read, values, progress)
 }
 
-/// [`compress_depth`] in a chosen layout of depths: [`Form::DepthRans`] (with segments of 128
-/// or 256 entries) or the older [`Form::Depth`] (coder 3).
+/// [`compress_depth`] in a chosen layout of depths: [`Form::DepthRans`] in segments of 128 or
+/// 256 entries.
 ///
 /// # Panics
 /// If `layout` is not a form of depths.
@@ -238,8 +230,8 @@ pub fn estimate_as(
     run(layout, path, rules, seeds, read, free, progress, true)
 }
 
-/// [`compress`] or [`estimate`] of a values table in `layout`: the probe form's two coders
-/// with `free`, else the self-contained one.
+/// [`compress`] or [`estimate`] of a values table in `layout`: the probe form with `free`,
+/// else the self-contained one.
 #[allow(clippy::too_many_arguments)]
 fn run(
     layout: Layout,
@@ -298,10 +290,9 @@ fn run_with(
     debug_assert_eq!(matches!(side, Side::Values(_)), depth);
     let level = Level::new(seeds);
     let contexts = match form {
-        Form::Depth => 2 * symbols,
+        Form::SelfContained => symbols,
         Form::ProbeRans => contexts::contexts(symbols),
         Form::DepthRans => contexts::DEPTH_CONTEXTS,
-        Form::SelfContained | Form::Probe => symbols,
     };
     let (seg, group) = (layout.segment(), layout.group());
     let groups = entries.div_ceil(group as u64);
@@ -338,109 +329,71 @@ fn run_with(
         None => read_fresh(start, end),
     };
     // The counts per context of entries `first..` (values or depths), coded as they will be:
-    // the probe form's free entries as its search chooses them under `weights`.
-    let count = |values: &[u8], ceilings: Option<&[i8]>, weights: Weights<'_>, first: u64| {
-        let mut k = vec![0u64; contexts * symbols];
-        let (mut search, mut stored, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
-        let mut rans_search = contexts::Scratch::default();
-        for (si, segment) in values.chunks(seg).enumerate() {
-            let at = si * seg;
-            for (j, &v) in segment.iter().enumerate() {
-                symbol(path, alphabet, first + (at + j) as u64, v)?;
-            }
-            let c = ceilings.map(|c| &c[at..at + segment.len()]);
-            if depth {
-                let signs = c.expect("a depth table's values");
-                if let Some(j) = (0..segment.len()).find(|&j| signs[j] == 0 && segment[j] != 0) {
-                    return Err(TableError::Mismatch {
-                        path: path.to_path_buf(),
-                        field: "depth",
-                        expected: format!("0 for a draw at entry {}", first + (at + j) as u64),
-                        got: segment[j].to_string(),
-                    });
-                }
-                if form == Form::DepthRans {
-                    let start = first + at as u64;
-                    contexts::depth_pairs(&level, start, segment, signs, &mut pairs);
-                    for &(ctx, s) in &pairs {
-                        k[ctx * symbols + s] += 1;
-                    }
-                } else {
-                    for_each_depth_code(symbols, segment, signs, |ctx, s| {
-                        k[ctx * symbols + s] += 1;
-                    });
-                }
-                continue;
-            }
-            match weights {
-                Weights::Lengths(costs) => {
-                    let mut ctx = alphabet.zero;
-                    segment_symbols(alphabet, segment, c, costs, &mut search, &mut stored);
-                    for &s in &stored {
-                        k[ctx * symbols + s] += 1;
-                        ctx = s;
+    // the probe form's free entries as its search chooses them under `costs`.
+    let count =
+        |values: &[u8], side: Option<&[i8]>, costs: Option<&contexts::Costs>, first: u64| {
+            let mut k = vec![0u64; contexts * symbols];
+            let mut pairs = Vec::new();
+            let mut search = contexts::Scratch::default();
+            for (si, segment) in values.chunks(seg).enumerate() {
+                let at = si * seg;
+                let start = first + at as u64;
+                // The self-contained form's contexts: each value after the previous one.
+                let mut previous = alphabet.zero;
+                for (j, &v) in segment.iter().enumerate() {
+                    let s = symbol(path, alphabet, start + j as u64, v)?;
+                    if form == Form::SelfContained {
+                        k[previous * symbols + s] += 1;
+                        previous = s;
                     }
                 }
-                Weights::Rans(costs) => {
-                    let c = c.expect("the probe form's ceilings");
-                    let (start, scratch) = (first + at as u64, &mut rans_search);
-                    contexts::segment_pairs(&level, start, segment, c, costs, scratch, &mut pairs);
-                    for &(ctx, s) in &pairs {
-                        k[ctx * symbols + s] += 1;
+                let c = side.map(|c| &c[at..at + segment.len()]);
+                match form {
+                    Form::SelfContained => continue,
+                    Form::DepthRans => {
+                        let signs = c.expect("a depth table's values");
+                        if let Some(j) =
+                            (0..segment.len()).find(|&j| signs[j] == 0 && segment[j] != 0)
+                        {
+                            return Err(TableError::Mismatch {
+                                path: path.to_path_buf(),
+                                field: "depth",
+                                expected: format!("0 for a draw at entry {}", start + j as u64),
+                                got: segment[j].to_string(),
+                            });
+                        }
+                        contexts::depth_pairs(&level, start, segment, signs, &mut pairs);
+                    }
+                    Form::ProbeRans => {
+                        let c = c.expect("the probe form's ceilings");
+                        let costs = costs.expect("the probe form's costs");
+                        contexts::segment_pairs(
+                            &level,
+                            start,
+                            segment,
+                            c,
+                            costs,
+                            &mut search,
+                            &mut pairs,
+                        );
                     }
                 }
+                for &(ctx, s) in &pairs {
+                    k[ctx * symbols + s] += 1;
+                }
             }
-        }
-        Ok::<_, TableError>(k)
-    };
+            Ok::<_, TableError>(k)
+        };
     let add = |mut a: Vec<u64>, b: Vec<u64>| {
         a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
         a
     };
 
-    let mut sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = Vec::new();
-    // The coder, and the model's bytes as the file stores them.
-    let (coder, model_bytes) = if !form.is_probe() && !estimate_only {
-        // Pass 1: the counts per context (segment by segment, as they will be coded).
-        let no_costs = Costs::new(0, &[]);
-        let mut counts = vec![0u64; contexts * symbols];
-        for start in (0..entries).step_by(BATCH as usize) {
-            let end = (start + BATCH).min(entries);
-            let (buf, side) = read_batch(start, end)?;
-            let part = buf
-                .par_chunks(group)
-                .enumerate()
-                .map(|(g, chunk)| {
-                    let s = side
-                        .as_deref()
-                        .map(|s| &s[g * group..g * group + chunk.len()]);
-                    count(
-                        chunk,
-                        s,
-                        Weights::Lengths(&no_costs),
-                        start + (g * group) as u64,
-                    )
-                })
-                .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
-            counts = add(counts, part);
-            progress(0, end);
-        }
-        if form == Form::DepthRans {
-            // Every (context, depth) pair is counted: the ones never seen get nothing.
-            let model = rans::Model::fit_seen(symbols, &counts);
-            let bytes = model.to_sparse_bytes();
-            (Coder::RansDepth { model }, bytes)
-        } else {
-            let lengths = fit(symbols, &counts, false);
-            let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
-            let costs = Costs::new(0, &[]);
-            (Coder::Huffman { model, costs }, lengths)
-        }
-    } else {
-        // Pass 1: a sample of groups, then the model refitted [`PROBE_FITS`] times, each to
-        // the shortest codes of the sample's segments under the last model.
+    // The probe form's model (and an estimate's) is fitted to a sample of groups spread over
+    // the level.
+    let sample: Vec<(u64, Vec<u8>, Option<Vec<i8>>)> = if form.is_probe() || estimate_only {
         let stride = sample_stride(groups);
-        sample = (0..groups)
+        (0..groups)
             .step_by(stride as usize)
             .collect::<Vec<_>>()
             .par_iter()
@@ -451,47 +404,70 @@ fn run_with(
                 progress(0, end);
                 Ok((start, v, c))
             })
-            .collect::<Result<_, TableError>>()?;
-        if form == Form::ProbeRans {
-            // The same refits, of rANS frequencies, from costs of a bit to repeat the
-            // previous symbol and two for any other; the first two of a part of the sample.
-            let mut costs = contexts::Costs::initial(symbols);
-            let mut model = rans::Model::fit(symbols, &vec![0; contexts * symbols]);
-            for fit in 1..=PROBE_FITS {
-                let stride = if fit + 1 < PROBE_FITS {
-                    PROBE_EARLY_FIT_STRIDE
-                } else {
-                    1
-                };
-                let counts = sample
-                    .par_iter()
-                    .step_by(stride)
-                    .map(|(first, v, c)| count(v, c.as_deref(), Weights::Rans(&costs), *first))
-                    .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
-                model = rans::Model::fit(symbols, &counts);
-                costs = contexts::Costs::of(&model);
-            }
-            let bytes = model.to_le_bytes();
-            (Coder::Rans { model, costs }, bytes)
+            .collect::<Result<_, TableError>>()?
+    } else {
+        Vec::new()
+    };
+    // The coder, and the model's bytes as the file stores them.
+    let (coder, model_bytes) = if form.is_probe() {
+        // Pass 1: the model refitted [`PROBE_FITS`] times, each to the shortest codes of the
+        // sample's segments under the last model, from costs of a bit to repeat the previous
+        // symbol and two for any other; the first two of a part of the sample.
+        let mut costs = contexts::Costs::initial(symbols);
+        let mut model = rans::Model::fit(symbols, &vec![0; contexts * symbols]);
+        for fit in 1..=PROBE_FITS {
+            let stride = if fit + 1 < PROBE_FITS {
+                PROBE_EARLY_FIT_STRIDE
+            } else {
+                1
+            };
+            let counts = sample
+                .par_iter()
+                .step_by(stride)
+                .map(|(first, v, c)| count(v, c.as_deref(), Some(&costs), *first))
+                .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
+            model = rans::Model::fit(symbols, &counts);
+            costs = contexts::Costs::of(&model);
+        }
+        let bytes = model.to_le_bytes();
+        (Coder::Rans { model, costs }, bytes)
+    } else {
+        // Pass 1: the counts per context (segment by segment, as they will be coded), of the
+        // sample for an estimate, else streamed over the level.
+        let counts = if estimate_only {
+            sample
+                .par_iter()
+                .map(|(first, v, c)| count(v, c.as_deref(), None, *first))
+                .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?
         } else {
-            // The first model only asks for few changes of symbol: one bit to repeat the
-            // previous symbol, two for any other. (The self-contained form, fitted to a
-            // sample for an estimate, has no choices to make: one count.)
-            let mut lengths: Vec<u8> = (0..contexts * symbols)
-                .map(|k| if k / symbols == k % symbols { 1 } else { 2 })
-                .collect();
-            let fits = if form == Form::Probe { PROBE_FITS } else { 1 };
-            for _ in 0..fits {
-                let costs = Costs::new(symbols, &lengths);
-                let counts = sample
-                    .par_iter()
-                    .map(|(first, v, c)| count(v, c.as_deref(), Weights::Lengths(&costs), *first))
+            let mut counts = vec![0u64; contexts * symbols];
+            for start in (0..entries).step_by(BATCH as usize) {
+                let end = (start + BATCH).min(entries);
+                let (buf, side) = read_batch(start, end)?;
+                let part = buf
+                    .par_chunks(group)
+                    .enumerate()
+                    .map(|(g, chunk)| {
+                        let s = side
+                            .as_deref()
+                            .map(|s| &s[g * group..g * group + chunk.len()]);
+                        count(chunk, s, None, start + (g * group) as u64)
+                    })
                     .try_reduce(|| vec![0u64; contexts * symbols], |a, b| Ok(add(a, b)))?;
-                lengths = fit(symbols, &counts, form == Form::Probe);
+                counts = add(counts, part);
+                progress(0, end);
             }
+            counts
+        };
+        if form == Form::DepthRans {
+            // Every (context, depth) pair is counted: the ones never seen get nothing.
+            let model = rans::Model::fit_seen(symbols, &counts);
+            let bytes = model.to_sparse_bytes();
+            (Coder::RansDepth { model }, bytes)
+        } else {
+            let lengths = fit(symbols, &counts);
             let model = Model::from_lengths(symbols, &lengths).expect("built within the limits");
-            let costs = Costs::new(if form == Form::Probe { symbols } else { 0 }, &lengths);
-            (Coder::Huffman { model, costs }, lengths)
+            (Coder::Huffman { model }, lengths)
         }
     };
 

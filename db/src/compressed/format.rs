@@ -15,28 +15,31 @@ use super::contexts;
 
 /// The first eight bytes of a compressed values table.
 pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
-/// The compressed format version this library writes: 2, whose model checksum covers the
-/// header's bytes 8..48 as well (so that a damaged field is refused on open, where several
-/// values are valid: the segment length of coders 4 and 5). Version 1 is read too.
-pub const VERSION: u32 = 2;
+/// The compressed format version this library writes: 3, whose tables are of coders 1, 4 and 5
+/// only. Versions 1 and 2 of those coders are read too (version 2's model checksum, as 3's,
+/// covers the header's bytes 8..48, so that a damaged field is refused on open where several
+/// values are valid: the segment length of coders 4 and 5; version 1's covers the model
+/// alone). Coders 2 and 3, which only versions 1 and 2 had, are refused
+/// ([`TableError::RetiredCoder`]).
+pub const VERSION: u32 = 3;
 /// The coder code of order-1 canonical Huffman of the values (the self-contained form).
 pub const CODER_HUFFMAN_ORDER1: u8 = 1;
-/// The coder code of order-1 canonical Huffman of the probe form's stored values (capture
-/// don't-cares).
-pub const CODER_CAPTURE_DONT_CARES: u8 = 2;
-/// The coder code of order-1 canonical Huffman of depths to conversion (a `.cdepth` table).
-pub const CODER_DEPTH_ORDER1: u8 = 3;
 /// The coder code of rANS of the probe form's stored values under the board's class, the
 /// previous symbol and the symbol one run back (see `compressed/contexts.rs`).
 pub const CODER_RANS_CONTEXTS: u8 = 4;
 /// The coder code of rANS of depths to conversion under the position's side and class and the
 /// previous depth (see `compressed/contexts.rs`): a `.cdepth` table.
 pub const CODER_DEPTH_RANS: u8 = 5;
+/// The coder codes no longer read: 2 (order-1 Huffman of the probe form's stored values) and
+/// 3 (order-1 Huffman of depths to conversion), superseded by coders 4 and 5. They are never
+/// reused: a table of either is refused on open.
+pub const RETIRED_CODERS: [u8; 2] = [2, 3];
 /// The most symbols a depth table's alphabet has (depths 0..=255: a level with a deeper
 /// position keeps its plain table).
 pub const MAX_DEPTH_SYMBOLS: usize = 256;
-/// log2 of the entries per segment of coders 2 and 3, and of coders 4 and 5 written for
-/// probing speed (`compress --segment 128`): larger segments than coder 1's, a leaner index.
+/// log2 of the entries per segment of coders 4 and 5 written for probing speed (`compress
+/// --segment 128`), and their only one in version 1: larger segments than coder 1's, a leaner
+/// index.
 pub const PROBE_SEGMENT_LOG2: u8 = 7;
 /// log2 of the entries per segment of coders 4 and 5 as written by default: half the restarts
 /// and half the index of 128-entry segments, for twice the decoding a probe.
@@ -58,24 +61,19 @@ pub const GROUP_BLOCKS: usize = 8;
 /// Values per index group of the self-contained form.
 pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
 
-/// Which form a compressed table is: three of values (two of them the probe form), one of
+/// Which form a compressed table is: two of values (one of them the probe form), one of
 /// depths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
     /// Every value stored (coder 1): decoding needs nothing else. The builder streams these.
     SelfContained,
-    /// Capture don't-cares (coder 2): smaller, resolved by a capture search at probe time.
-    /// Read as ever; [`Form::ProbeRans`] is what `compress --probe` writes now.
-    Probe,
-    /// The probe form coded by rANS under richer contexts (coder 4): smaller again, for a
-    /// decoder that steps the segment's boards.
+    /// The probe form (coder 4): capture don't-cares store whatever is cheapest, resolved by a
+    /// capture search at probe time; rANS under contexts that a decoder rebuilds by stepping
+    /// the segment's boards.
     ProbeRans,
-    /// Depths to conversion, every one stored (coder 3): a `.cdepth` table. Read as ever;
-    /// [`Form::DepthRans`] is what the depth pass writes now.
-    Depth,
     /// Depths to conversion by rANS under the position's side, class and size of value, the
-    /// previous depth and the depth one run back (coder 5): a `.cdepth` table, smaller, for a
-    /// decoder that steps the boards.
+    /// previous depth and the depth one run back (coder 5): a `.cdepth` table, for a decoder
+    /// that steps the boards.
     DepthRans,
 }
 
@@ -83,9 +81,7 @@ impl Form {
     const fn coder(self) -> u8 {
         match self {
             Form::SelfContained => CODER_HUFFMAN_ORDER1,
-            Form::Probe => CODER_CAPTURE_DONT_CARES,
             Form::ProbeRans => CODER_RANS_CONTEXTS,
-            Form::Depth => CODER_DEPTH_ORDER1,
             Form::DepthRans => CODER_DEPTH_RANS,
         }
     }
@@ -95,23 +91,20 @@ impl Form {
         matches!(self, Form::ProbeRans | Form::DepthRans)
     }
 
-    /// Whether a table of this form holds depths (either coder).
+    /// Whether a table of this form holds depths.
     pub const fn is_depth(self) -> bool {
-        matches!(self, Form::Depth | Form::DepthRans)
+        matches!(self, Form::DepthRans)
     }
 
-    /// Whether a table of this form stores capture don't-cares (either coder).
+    /// Whether a table of this form stores capture don't-cares.
     pub const fn is_probe(self) -> bool {
-        matches!(self, Form::Probe | Form::ProbeRans)
+        matches!(self, Form::ProbeRans)
     }
 
     /// log2 of the entries per segment a table of this form is written with by default.
     pub const fn segment_log2(self) -> u8 {
         match self {
             Form::SelfContained => SEGMENT_LOG2,
-            // Depths: the probe form's larger segments halve the index (0.12 bits a
-            // position instead of 0.23, a third of what the codes save over plain).
-            Form::Probe | Form::Depth => PROBE_SEGMENT_LOG2,
             Form::ProbeRans | Form::DepthRans => LONG_SEGMENT_LOG2,
         }
     }
@@ -183,7 +176,7 @@ pub(super) const TAIL: usize = 8;
 /// The header fields of a compressed table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompressedHeader {
-    /// The format version (1 or 2).
+    /// The format version (1, 2 or 3).
     pub version: u32,
     /// The form (the coder).
     pub form: Form,
@@ -222,12 +215,12 @@ impl Alphabet {
     /// The alphabet of a table of `form` at level `seeds` with `symbols` symbols.
     pub(super) fn new(form: Form, seeds: u32, symbols: usize) -> Alphabet {
         match form {
-            Form::Depth | Form::DepthRans => Alphabet {
+            Form::DepthRans => Alphabet {
                 symbols,
                 zero: 0,
                 signed: false,
             },
-            Form::SelfContained | Form::Probe | Form::ProbeRans => Alphabet {
+            Form::SelfContained | Form::ProbeRans => Alphabet {
                 symbols,
                 zero: seeds as usize,
                 signed: true,
@@ -253,25 +246,16 @@ impl CompressedHeader {
         self.symbols as usize
     }
 
-    /// Contexts of the model: one per previous symbol, twice for depths (won and lost),
-    /// 32 times with coder 4 (`compressed/contexts.rs`).
-    fn contexts(&self) -> usize {
-        match self.form {
-            Form::Depth => 2 * self.symbols(),
-            Form::SelfContained | Form::Probe => self.symbols(),
-            Form::ProbeRans => contexts::contexts(self.symbols()),
-            Form::DepthRans => contexts::DEPTH_CONTEXTS,
-        }
-    }
-
-    /// Bytes of the model: a code length per context and symbol, or with coder 4 a 16-bit
-    /// frequency; coder 5's sparse model takes what it takes, up to the index.
+    /// Bytes of the model: with coder 1 a code length per previous symbol and symbol, with
+    /// coder 4 a 16-bit frequency per context (`compressed/contexts.rs`) and symbol; coder 5's
+    /// sparse model takes what it takes, up to the index.
     fn model_len(&self) -> usize {
-        if self.form == Form::DepthRans {
-            return self.index_offset.saturating_sub(HEADER_LEN as u64) as usize;
+        let s = self.symbols();
+        match self.form {
+            Form::SelfContained => s * s,
+            Form::ProbeRans => 2 * contexts::contexts(s) * s,
+            Form::DepthRans => self.index_offset.saturating_sub(HEADER_LEN as u64) as usize,
         }
-        let per = if self.form.uses_rans() { 2 } else { 1 };
-        per * self.contexts() * self.symbols()
     }
 
     pub(super) fn alphabet(&self) -> Alphabet {
@@ -323,7 +307,8 @@ impl CompressedHeader {
     }
 
     /// Parse and check a header read from `path` (its first bytes are the magic; with coder 5,
-    /// the two after the header too: the model's alphabet size).
+    /// the two after the header too: the model's alphabet size). A table of a retired coder (2
+    /// or 3) is refused with [`TableError::RetiredCoder`].
     pub fn from_bytes(path: &Path, h: &[u8]) -> Result<CompressedHeader, TableError> {
         let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
@@ -341,14 +326,19 @@ impl CompressedHeader {
         } = Preamble::parse(path, h, MAGIC, 1..=VERSION)?;
         let form = match h[14] {
             CODER_HUFFMAN_ORDER1 => Form::SelfContained,
-            CODER_CAPTURE_DONT_CARES => Form::Probe,
-            CODER_DEPTH_ORDER1 => Form::Depth,
             CODER_RANS_CONTEXTS => Form::ProbeRans,
             CODER_DEPTH_RANS => Form::DepthRans,
+            c if RETIRED_CODERS.contains(&c) => {
+                return Err(TableError::RetiredCoder {
+                    path: path.to_path_buf(),
+                    seeds,
+                    coder: c,
+                })
+            }
             c => {
                 return Err(mismatch(
                     "coder",
-                    format!("{CODER_HUFFMAN_ORDER1}..={CODER_DEPTH_RANS}"),
+                    format!("{CODER_HUFFMAN_ORDER1}, {CODER_RANS_CONTEXTS} or {CODER_DEPTH_RANS}"),
                     c.to_string(),
                 ))
             }
@@ -368,9 +358,7 @@ impl CompressedHeader {
             ));
         }
         let symbols = match form {
-            Form::SelfContained | Form::Probe | Form::ProbeRans => 2 * seeds + 1,
-            // Two square models, won and lost: the model length is 2 S².
-            Form::Depth => (u32_at(20) / 2).isqrt(),
+            Form::SelfContained | Form::ProbeRans => 2 * seeds + 1,
             // The sparse model's first two bytes.
             Form::DepthRans => match h.get(HEADER_LEN..HEADER_LEN + 2) {
                 Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
@@ -395,7 +383,6 @@ impl CompressedHeader {
             return Err(mismatch(
                 "model length",
                 match form {
-                    Form::Depth => format!("2 S² for S in 1..={MAX_DEPTH_SYMBOLS}"),
                     Form::DepthRans => {
                         format!("the bytes up to the index, an alphabet of 1..={MAX_DEPTH_SYMBOLS}")
                     }
@@ -430,7 +417,7 @@ impl CompressedHeader {
     }
 
     /// The checksum of `model` as this header's version records it: of the model (version
-    /// 1), or of the header's bytes 8..48 and then the model (version 2).
+    /// 1), or of the header's bytes 8..48 and then the model (versions 2 and 3).
     pub fn model_checksum_of(&self, model: &[u8]) -> u64 {
         if self.version < 2 {
             return xxh3_64(model);
@@ -445,10 +432,8 @@ impl CompressedHeader {
     /// header, or a one-byte depth header for a depth table.
     pub fn table_header(&self) -> Header {
         let plain = match self.form {
-            Form::Depth | Form::DepthRans => Header::depth(self.rules, self.seeds, 1),
-            Form::SelfContained | Form::Probe | Form::ProbeRans => {
-                Header::values(self.rules, self.seeds)
-            }
+            Form::DepthRans => Header::depth(self.rules, self.seeds, 1),
+            Form::SelfContained | Form::ProbeRans => Header::values(self.rules, self.seeds),
         };
         Header {
             checksum: self.checksum,

@@ -1,6 +1,6 @@
-//! The canonical-Huffman coder of coders 1..3: code lengths limited to [`MAX_CODE_LEN`] bits
-//! fitted to counts, the codes, the model's encode and decode tables ([`Model`]), and the
-//! LSB-first bit writer ([`Bits`]).
+//! The canonical-Huffman codes of coder 1 (the self-contained form): code lengths limited to
+//! [`MAX_CODE_LEN`] bits fitted to counts, the codes, the model's encode and decode tables
+//! ([`Model`]), and the LSB-first bit writer ([`Bits`]).
 
 use super::format::MAX_CODE_LEN;
 
@@ -191,17 +191,11 @@ impl Bits {
     }
 }
 
-/// Code lengths of every context from counts; with `smooth`, every symbol gets a code (the
-/// probe form's model is fitted to a sample, and the encoder may meet any pair).
-pub(super) fn fit(symbols: usize, counts: &[u64], smooth: bool) -> Vec<u8> {
+/// Code lengths of every context from counts: a symbol never counted in a context gets no
+/// code there.
+pub(super) fn fit(symbols: usize, counts: &[u64]) -> Vec<u8> {
     (0..counts.len() / symbols)
-        .flat_map(|c| {
-            let mut row = counts[c * symbols..(c + 1) * symbols].to_vec();
-            if smooth {
-                row.iter_mut().for_each(|k| *k = (*k).max(1));
-            }
-            code_lengths(&row)
-        })
+        .flat_map(|c| code_lengths(&counts[c * symbols..(c + 1) * symbols]))
         .collect()
 }
 

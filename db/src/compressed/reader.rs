@@ -1,6 +1,6 @@
 //! Reading a compressed table: [`Compressed`], the open mapping, its index records and
 //! blocks (each block's checksum checked at its first decode), and the segment decoder of
-//! every coder (Huffman here, rANS in `contexts.rs`).
+//! every coder (coder 1's Huffman here, coders 4 and 5's rANS in `contexts.rs`).
 
 use std::fs::File;
 use std::io;
@@ -74,7 +74,7 @@ impl std::fmt::Debug for Checked {
     }
 }
 
-/// A table's model: Huffman codes (coders 1..3) or rANS frequencies (coder 4).
+/// A table's model: Huffman codes (coder 1) or rANS frequencies (coders 4 and 5).
 #[derive(Debug)]
 enum Coding {
     Huffman(Model),
@@ -343,30 +343,16 @@ impl Compressed {
                 };
             }
         };
+        // Coder 1: the values, each after the previous one (value 0 for the first).
         let zero = self.header.alphabet().zero;
         let size = 1usize << MAX_CODE_LEN;
         let mask = (size - 1) as u64;
         let fast_size = 1usize << FAST_BITS;
         let fast_mask = (fast_size - 1) as u64;
         let (fast, decode) = (&model.fast, &model.decode);
-        let symbols = self.header.symbols();
         let mut pos = 0usize; // bits
-        let mut ctx = zero; // value 0, or depth 0
-        let mut last = 0usize; // depths: the last won or lost position's
+        let mut ctx = zero; // value 0
         for i in 0..stop {
-            if let Some(values) = values {
-                match values[i].signum() {
-                    0 => {
-                        // A draw: depth 0, not coded.
-                        if i >= first {
-                            out[i - first] = 0;
-                        }
-                        continue;
-                    }
-                    1 => ctx = last,
-                    _ => ctx = symbols + last,
-                }
-            }
             let at = pos >> 3;
             if at > len {
                 return Err(self.corrupt(b, "codes run past the end of a segment"));
@@ -382,9 +368,7 @@ impl Compressed {
             }
             pos += usize::from(e & 15);
             ctx = usize::from(e >> 4);
-            last = ctx;
             if i >= first {
-                // A depth above 127 wraps here and back in the caller's `as u8`.
                 out[i - first] = (ctx as i32 - zero as i32) as i8;
             }
         }
@@ -489,7 +473,7 @@ impl Compressed {
     /// The value stored for entry `i`: the value itself in the self-contained form; in the
     /// probe form, where the best capture achieves it, anything up to it (module docs).
     /// A segment decoded a moment ago on this thread is read from its decoded copy
-    /// ([`cache`]).
+    /// (`compressed/cache.rs`).
     pub fn stored(&self, i: u64) -> Result<i8, TableError> {
         let per = self.header.segment() as u64;
         let s = i / per;

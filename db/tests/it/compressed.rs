@@ -138,13 +138,11 @@ fn decoded_segments_answer_only_for_their_own_table() {
 #[test]
 fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
     let d = temp("probe-form");
-    // Both coders: rANS under richer contexts (what `compress` writes) and the older Huffman.
     let cases = [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)];
-    // rANS in segments of 256 (the default) and of 128 (probes twice as fast).
+    // Segments of 256 (the default) and of 128 (probes twice as fast).
     let layouts = [
         Form::ProbeRans.into(),
         Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2),
-        Form::Probe.into(),
     ];
     for (layout, (n, rules)) in layouts
         .into_iter()
@@ -372,11 +370,12 @@ fn probe_form_bytes(d: &Path, n: u32, layout: Layout) -> (Vec<u8>, Vec<i8>) {
     (std::fs::read(&path).unwrap(), stored)
 }
 
-/// Format version 2's model checksum covers the header, so a segment length changed to the
-/// other one its coder allows is refused on open; a version-1 table (whose checksum covers
-/// the model alone, as before) still reads, with the segment lengths version 1 had.
+/// The model checksum of format versions 2 and 3 covers the header, so a segment length
+/// changed to the other one its coder allows is refused on open; a version-2 table (the same
+/// bytes but the version and so that checksum) and a version-1 table (whose checksum covers
+/// the model alone, as before) still read, with the segment lengths version 1 had.
 #[test]
-fn version_1_tables_still_read_and_a_changed_segment_length_is_refused() {
+fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
     let d = temp("versions");
     let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
     let refused = |name: &str, b: &[u8], needle: &str| {
@@ -387,7 +386,7 @@ fn version_1_tables_still_read_and_a_changed_segment_length_is_refused() {
     };
     // Level 5 is one index group either way: only the checksum tells the lengths apart.
     let (long_bytes, _) = probe_form_bytes(&d, 5, Form::ProbeRans.into());
-    assert_eq!(u32::from_le_bytes(long_bytes[8..12].try_into().unwrap()), 2);
+    assert_eq!(u32::from_le_bytes(long_bytes[8..12].try_into().unwrap()), 3);
     assert_eq!(long_bytes[15], compressed::LONG_SEGMENT_LOG2);
     let mut b = long_bytes.clone();
     b[15] = compressed::PROBE_SEGMENT_LOG2;
@@ -397,26 +396,105 @@ fn version_1_tables_still_read_and_a_changed_segment_length_is_refused() {
     refused("lengthened", &b, "checksum mismatch");
 
     let (bytes, stored) = probe_form_bytes(&d, 9, short);
-    // The same table as version 1 wrote it: the version, and the model's own checksum.
     let model_end = u64_at(&bytes, 32) as usize;
+    let reads_as_written = |b: &[u8]| {
+        let path = d.join("level-09.cvalues");
+        std::fs::write(&path, b).unwrap();
+        let t = open(&path).unwrap();
+        assert_eq!(t.compressed_layout(), Some(short));
+        t.verify().unwrap();
+        t.check_blocks().unwrap();
+        for (i, &s) in stored.iter().enumerate() {
+            assert_eq!(t.stored(i as u64).unwrap(), s, "entry {i}");
+        }
+    };
+    // The same table as version 2 wrote it: the version, and the checksum over it.
+    let mut v2 = bytes.clone();
+    v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&v2[8..48]);
+    hasher.update(&v2[64..model_end]);
+    v2[56..64].copy_from_slice(&hasher.digest().to_le_bytes());
+    assert_ne!(
+        v2[56..64],
+        bytes[56..64],
+        "the version is under the checksum"
+    );
+    reads_as_written(&v2);
+    // And as version 1 wrote it: the version, and the model's own checksum.
     let mut v1 = bytes.clone();
     v1[8..12].copy_from_slice(&1u32.to_le_bytes());
     let sum = xxhash_rust::xxh3::xxh3_64(&v1[64..model_end]);
     v1[56..64].copy_from_slice(&sum.to_le_bytes());
-    let path = d.join("level-09.cvalues");
-    std::fs::write(&path, &v1).unwrap();
-    let t = open(&path).unwrap();
-    assert_eq!(t.compressed_layout(), Some(short));
-    t.verify().unwrap();
-    t.check_blocks().unwrap();
-    for (i, &s) in stored.iter().enumerate() {
-        assert_eq!(t.stored(i as u64).unwrap(), s, "entry {i}");
-    }
-    drop(t);
+    reads_as_written(&v1);
     // Version 1 never had segments of 256.
     let mut b = v1.clone();
     b[15] = compressed::LONG_SEGMENT_LOG2;
     refused("v1-long", &b, "values per segment");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Tables of coders 2 and 3 (the Huffman coders of the probe form and of depths, which
+/// versions 1 and 2 wrote) are refused on open, in any version, with one line naming the
+/// coder and how to write the level again; an unknown coder is still a plain mismatch.
+#[test]
+fn a_table_of_a_retired_coder_is_refused_with_how_to_write_it_again() {
+    let d = temp("retired");
+    // A real header in segments of 128, as coders 2 and 3 had, with only its coder changed.
+    let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+    let (bytes, _) = probe_form_bytes(&d, 9, short);
+    assert_eq!(bytes[14], compressed::CODER_RANS_CONTEXTS);
+    assert!(open(&d.join("level-09.cvalues")).is_ok());
+    for version in 1u32..=3 {
+        for (coder, name, remedy) in [
+            (
+                2u8,
+                "level-09.cvalues",
+                "awari-solver compress --probe --stones 9",
+            ),
+            (3, "level-09.cdepth", "awari-solver depth --stones 9"),
+        ] {
+            let mut b = bytes.clone();
+            b[8..12].copy_from_slice(&version.to_le_bytes());
+            b[14] = coder;
+            let path = d.join(name);
+            std::fs::write(&path, &b).unwrap();
+            let err = open(&path).unwrap_err();
+            assert!(
+                matches!(err, TableError::RetiredCoder { coder: c, seeds: 9, .. } if c == coder),
+                "version {version}, coder {coder}: {err:?}"
+            );
+            let line = awari_db::one_line(&err);
+            assert!(!line.contains('\n'), "{line}");
+            assert!(
+                line.contains(&format!("coder {coder}, which is no longer read"))
+                    && line.contains(remedy),
+                "{line}"
+            );
+            // The header alone says it: nothing after it is read.
+            std::fs::write(&path, &b[..compressed::HEADER_LEN]).unwrap();
+            assert!(matches!(
+                open(&path).unwrap_err(),
+                TableError::RetiredCoder { .. }
+            ));
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    // A directory holding one: its open says the same.
+    let mut b = bytes.clone();
+    b[14] = 2;
+    std::fs::write(d.join("level-09.cvalues"), &b).unwrap();
+    let err = awari_db::Levels::open(&d, None).unwrap_err().to_string();
+    assert!(err.contains("coder 2, which is no longer read"), "{err}");
+    // A coder that never was is another error.
+    let mut b = bytes.clone();
+    b[14] = 6;
+    std::fs::write(d.join("level-09.cvalues"), &b).unwrap();
+    let err = open(&d.join("level-09.cvalues")).unwrap_err();
+    assert!(
+        matches!(err, TableError::Mismatch { field: "coder", .. }),
+        "{err:?}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -9,8 +9,8 @@
 //!   or holds the same entries: never a panic, never a wrong value or depth that verifies;
 //! - a compressed depth table with any byte changed either fails to open, or is an error where
 //!   it is read, or reads the same depths: never a wrong depth;
-//! - so does a compressed values table, in either probe-form coder and the self-contained
-//!   form: an error, or the values it stored.
+//! - so does a compressed values table, in the probe form (segments of 256 and of 128) and
+//!   the self-contained form: an error, or the values it stored.
 
 use std::sync::OnceLock;
 
@@ -18,11 +18,10 @@ use awari_db::{compressed, level_size, write_table, Board, Expect, Header, Level
 use proptest::prelude::*;
 
 /// Compressed depth tables (the files' bytes, one per layout), their values and their depths.
-type DepthSource = ([Vec<u8>; 3], Vec<i8>, Vec<u8>);
+type DepthSource = ([Vec<u8>; 2], Vec<i8>, Vec<u8>);
 
 /// Compressed depth tables of level 9 with made-up values and depths (runs, a spread of
-/// depths, 0 for every draw), in both coders (5, what the depth pass writes, in segments of 256
-/// and of 128, and the older 3):
+/// depths, 0 for every draw), in segments of 256 (what the depth pass writes) and of 128:
 /// their files' bytes, the values and the depths.
 fn cdepth_source() -> &'static DepthSource {
     static SOURCE: OnceLock<DepthSource> = OnceLock::new();
@@ -47,11 +46,7 @@ fn cdepth_source() -> &'static DepthSource {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("level-09.cdepth");
         let short = compressed::Form::DepthRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
-        let layouts = [
-            compressed::Form::DepthRans.into(),
-            short,
-            compressed::Form::Depth.into(),
-        ];
+        let layouts = [compressed::Form::DepthRans.into(), short];
         let bytes = layouts.map(|layout: compressed::Layout| {
             compressed::compress_depth_as(
                 layout,
@@ -114,8 +109,8 @@ fn plain_sources() -> &'static Vec<[PlainSource; 2]> {
 type Source = (compressed::Layout, Vec<u8>, Vec<i8>);
 
 /// Compressed values tables of level 9 with made-up values, a third of them free (a
-/// ceiling at the value or anything), in the two probe-form coders and the self-contained
-/// form: each file's bytes and the stored values it decodes to.
+/// ceiling at the value or anything), in the probe form (segments of 256 and of 128) and the
+/// self-contained form: each file's bytes and the stored values it decodes to.
 fn cvalues_sources() -> &'static Vec<Source> {
     static SOURCES: OnceLock<Vec<Source>> = OnceLock::new();
     SOURCES.get_or_init(|| {
@@ -146,23 +141,18 @@ fn cvalues_sources() -> &'static Vec<Source> {
         };
         use compressed::Form;
         let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
-        let sources = [
-            Form::ProbeRans.into(),
-            short,
-            Form::Probe.into(),
-            Form::SelfContained.into(),
-        ]
-        .into_iter()
-        .map(|layout: compressed::Layout| {
-            let free: Option<&compressed::ReadFreedom<'_>> =
-                layout.form.is_probe().then_some(&free);
-            compressed::compress_as(layout, &path, Rules::Awari, n, &read, free, &|_, _| {})
-                .unwrap();
-            let t = Table::open(&path, Expect::default()).unwrap();
-            let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
-            (layout, std::fs::read(&path).unwrap(), stored)
-        })
-        .collect();
+        let sources = [Form::ProbeRans.into(), short, Form::SelfContained.into()]
+            .into_iter()
+            .map(|layout: compressed::Layout| {
+                let free: Option<&compressed::ReadFreedom<'_>> =
+                    layout.form.is_probe().then_some(&free);
+                compressed::compress_as(layout, &path, Rules::Awari, n, &read, free, &|_, _| {})
+                    .unwrap();
+                let t = Table::open(&path, Expect::default()).unwrap();
+                let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
+                (layout, std::fs::read(&path).unwrap(), stored)
+            })
+            .collect();
         std::fs::remove_dir_all(&dir).unwrap();
         sources
     })
@@ -272,7 +262,7 @@ proptest! {
 
     #[test]
     fn a_damaged_compressed_values_table_is_an_error_or_the_same_values(
-        which in 0usize..4,
+        which in 0usize..3,
         offset in any::<usize>(),
         xor in 1u8..=255,
         start in any::<u64>(),
@@ -310,7 +300,7 @@ proptest! {
 
     #[test]
     fn a_damaged_compressed_depth_table_is_an_error_or_the_same_depths(
-        which in 0usize..3,
+        which in 0usize..2,
         offset in any::<usize>(),
         xor in 1u8..=255,
         start in any::<u64>(),

@@ -1,6 +1,6 @@
 //! The probe as users run it: the real binary over databases built in the test.
 
-use crate::common::{self, compressed, compressed_top, db, temp, top};
+use crate::common::{self, compressed, db, temp, top, COMPRESSED_TOP};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -363,18 +363,12 @@ fn a_directory_in_the_probe_form_answers_like_the_plain_one() {
     compressed_answers_like_plain(Form::ProbeRans);
 }
 
-/// Files of the probe form's first coder (Huffman, coder 2), as earlier versions wrote them.
-#[test]
-fn a_directory_in_the_older_probe_form_answers_like_the_plain_one() {
-    compressed_answers_like_plain(Form::Probe);
-}
-
 /// Levels 0..=`top` of the test database compressed in `form` answer `batch`, `show` and
 /// `line` as the plain ones do, and a damaged block of level `top` (in a copy) is a one-line
 /// error.
 fn compressed_answers_like_plain(form: Form) {
     let d = db(Rules::Awari);
-    let top = compressed_top(form);
+    let top = COMPRESSED_TOP;
     let packed = compressed(form);
     let opened = awari_db::Levels::open(packed, None).unwrap();
     assert_eq!(

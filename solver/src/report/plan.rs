@@ -47,7 +47,7 @@ const COMPRESSED_TREND: f64 = 0.0159;
 
 /// Bits per position of a compressed depth table (`level-NN.cdepth`, coder 5 in segments of
 /// 256): levels 24..29 of the awari database (docs/performance.md; 2.45–2.48 at odd levels,
-/// 2.26–2.28 at even ones; 2.48 in segments of 128, coder 3 2.95).
+/// 2.26–2.28 at even ones; 2.48 in segments of 128).
 pub const COMPRESSED_DEPTH_BITS: f64 = 2.38;
 
 /// Bits per position of the probe form (`compress --probe`: coder 4, segments of 256; whole

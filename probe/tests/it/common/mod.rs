@@ -57,31 +57,23 @@ pub fn db(rules: Rules) -> &'static Path {
     })
 }
 
-/// The top level of the test database compressed in `form` by [`compressed`]: 14, or 12 in
-/// the older probe form (the depth tables' coder and the probe form's capture searches make
-/// writing them the cost).
-pub fn compressed_top(form: Form) -> u32 {
-    match form {
-        Form::SelfContained | Form::ProbeRans => 14,
-        _ => 12,
-    }
-}
+/// The top level of the test database compressed by [`compressed`].
+pub const COMPRESSED_TOP: u32 = 14;
 
-/// Levels 0..=[`compressed_top`] of awari's [`db`] compressed in `form` (self-contained or
-/// one of the probe form's two coders), depth tables along: written once for all the
-/// crate's tests, never changed by them (a test that damages one copies it).
+/// Levels 0..=[`COMPRESSED_TOP`] of awari's [`db`] compressed in `form` (self-contained or
+/// the probe form), depth tables along: written once for all the crate's tests, never
+/// changed by them (a test that damages one copies it).
 pub fn compressed(form: Form) -> &'static Path {
-    static DIRS: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static DIRS: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
     let slot = match form {
         Form::SelfContained => 0,
         Form::ProbeRans => 1,
-        Form::Probe => 2,
         _ => panic!("{form:?} is not a form of values"),
     };
     DIRS[slot].get_or_init(|| {
         let packed = temp(&format!("compressed-{form:?}"));
         let plain = awari_db::Levels::open(db(Rules::Awari), None).unwrap();
-        let stones: Vec<u32> = (0..=compressed_top(form)).collect();
+        let stones: Vec<u32> = (0..=COMPRESSED_TOP).collect();
         awari_solver::compress::compress_db(&plain, &packed, &stones, form, &Silent, |_| {})
             .unwrap();
         packed

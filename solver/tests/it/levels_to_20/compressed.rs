@@ -85,10 +85,9 @@ fn compress_round_trips_every_level_to_20() {
     }
 }
 
-/// The probe form of every level up to 12 under awari in coder 4 (rANS, segments of 256), up to
-/// 12 under abapa in coder 4 in segments of 128 (`--segment 128`), and up to 13 under grand
-/// slam in coder 2 (Huffman, as older files are): each entry resolved by its capture
-/// search is the plain table's value; the files are well under the
+/// The probe form of every level up to 12 (coder 4: rANS), in segments of 256 under awari,
+/// grand slam and cross-wari and of 128 under abapa (`--segment 128`): each entry resolved
+/// by its capture search is the plain table's value; the files are well under the
 /// self-contained form's size; `verify` (which looks the form up) passes; the builder refuses
 /// it as a lower level with a one-line error; a self-contained level in the output is
 /// replaced, a probe-form one kept.
@@ -96,14 +95,14 @@ fn compress_round_trips_every_level_to_20() {
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn the_probe_form_resolves_to_the_plain_values() {
     // Each entry's capture search and the shortest-path encoder make this the slowest test per
-    // position, and coder 4's lookups cost 4 to 5 times coder 2's: 12 and 13 keep it about a
-    // minute of CPU under the four rule sets. (The fast tier checks both coders on 100,000
-    // random boards of levels 0..16 through `awari-probe batch`.)
+    // position: level 12 keeps it about a minute of CPU under the four rule sets. (The fast
+    // tier checks the probe form on 100,000 random boards of levels 0..14 through
+    // `awari-probe batch`.)
     for rules in Rules::ALL {
         let (probe_top, layout): (u32, Layout) = match rules {
             Rules::Awari => (12, Form::ProbeRans.into()),
             Rules::Abapa => (12, Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)),
-            Rules::GrandSlam => (13, Form::Probe.into()),
+            Rules::GrandSlam => (12, Form::ProbeRans.into()),
             Rules::CrossWari => (12, Form::ProbeRans.into()),
         };
         let stones: Vec<u32> = (0..=probe_top).collect();
