@@ -56,7 +56,7 @@
 //!   coders 4, 5 by default: segment 256 entries, block 2048, group 16384
 //! ```
 //!
-//! **The probe form** (coder 4) stores a value only where it cannot be recovered from the
+//! **The probe form** (coder 4, [`Form::CaptureDontCares`]) stores a value only where it cannot be recovered from the
 //! lower levels. Where the best capture achieves a position's value, the position is a
 //! *don't-care*: it may store any value up to that one, and the encoder chooses the stored
 //! values that make each segment's codes the shortest (a shortest-path search over the
@@ -72,7 +72,8 @@
 //!
 //! So a table of this form can only be read through a database directory holding its lower
 //! levels: [`Compressed::value`] and [`Compressed::read_into`] refuse it, and
-//! [`Compressed::stored`] gives the stored value. The builder streams self-contained levels.
+//! [`Compressed::stored`] gives the stored value. The builder streams self-contained levels
+//! ([`Form::SelfContained`], coder 1).
 //!
 //! Value v is symbol v+n. In the self-contained form a symbol is coded with the code of its
 //! context, the previous value in its segment (value 0 for the segment's first); codes are
@@ -80,12 +81,13 @@
 //! lookup of the next 11 bits. The probe form's contexts add the board's class and the value
 //! one run back (`compressed/contexts.rs`).
 //!
-//! **Depth tables** (coder 5) are coded against the level's values, which every reader has
-//! beside them: a drawn position's depth is 0 and is not coded at all; a won or lost one's
-//! depth d (symbol d) is coded in a context of the position's side (won or lost), its board's
-//! class, the size of its value, and the depths coded before it in its segment. So a depth
-//! is read with the values of its segment up to it ([`Compressed::read_depths`]); only the
-//! true values (not a probe form's stored ones) give them.
+//! **Depth tables** (coder 5, [`Form::Depths`]) are coded against the level's values, which
+//! every reader has beside them: a drawn position's depth is 0 and is not coded at all; a won
+//! or lost one's depth d (symbol d) is coded in a context of the position's side (won or
+//! lost), its board's class, the size of its value, and the depths coded before it in its
+//! segment. So a depth is read with the values of its segment up to it
+//! ([`Compressed::read_depths`]); only the true values (not a probe form's stored ones) give
+//! them.
 //!
 //! Why these sizes: a random probe checks one block's checksum (about 200 bytes hashed, the
 //! first time) and decodes on average half a segment, 32 dependent table lookups; the index

@@ -112,7 +112,7 @@ fn ceilings(
 
 /// Compress level `n` of `source` to `path` (a `.cvalues` file), reporting to `progress`:
 /// self-contained without `lower`; with the source's lower levels, `lower`, the probe form
-/// ([`Form::ProbeRans`]) in its layout.
+/// ([`Form::CaptureDontCares`]) in its layout.
 pub fn compress_table(
     source: &Table,
     lower: Option<(&Levels, Layout)>,

@@ -197,10 +197,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             use awari_db::compressed::{Form, Layout, LONG_SEGMENT_LOG2, PROBE_SEGMENT_LOG2};
             let layout: Layout = match (probe, segment) {
                 (true, cli::SegmentArg::Long) => {
-                    Form::ProbeRans.with_segment_log2(LONG_SEGMENT_LOG2)
+                    Form::CaptureDontCares.with_segment_log2(LONG_SEGMENT_LOG2)
                 }
                 (true, cli::SegmentArg::Short) => {
-                    Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)
+                    Form::CaptureDontCares.with_segment_log2(PROBE_SEGMENT_LOG2)
                 }
                 (false, _) => Form::SelfContained.into(),
             };

@@ -97,11 +97,12 @@ fn sample_stride(groups: u64) -> u64 {
 }
 
 /// Compress a level whose values `read` gives (entries `start..start + buf.len()` into
-/// `buf`) to the compressed table `path`. Without `free`, the self-contained form: two
-/// streamed passes (count, encode). With `free`, the probe form: its model is fitted to a
-/// sample of the level, then one encoding pass; it is coder 4's ([`Form::ProbeRans`]). Either
-/// way the file is then decoded back and compared with the source before it is renamed into
-/// place (the probe form's stored values each checked against their value and ceiling).
+/// `buf`) to the compressed table `path`. Without `free`, the self-contained form
+/// ([`Form::SelfContained`]): two streamed passes (count, encode). With `free`, the probe form
+/// ([`Form::CaptureDontCares`]): its model is fitted to a sample of the level, then one
+/// encoding pass. Either way the file is then decoded back and compared with the source before
+/// it is renamed into place (the probe form's stored values each checked against their value
+/// and ceiling).
 /// `progress` is told the pass (0 count, 1 encode, 2 check) and how many entries it has done.
 pub fn compress(
     path: &Path,
@@ -111,12 +112,12 @@ pub fn compress(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    let form = free.map_or(Form::SelfContained, |_| Form::ProbeRans);
+    let form = free.map_or(Form::SelfContained, |_| Form::CaptureDontCares);
     run(form.into(), path, rules, seeds, read, free, progress, false)
 }
 
 /// [`compress`] in a chosen layout of values: [`Form::SelfContained`] without `free`,
-/// [`Form::ProbeRans`] with it, in segments of 128 or 256 entries
+/// [`Form::CaptureDontCares`] with it, in segments of 128 or 256 entries
 /// ([`Form::with_segment_log2`]).
 ///
 /// # Panics
@@ -145,7 +146,7 @@ fn as_u8(b: &mut [i8]) -> &mut [u8] {
 /// coded against the level's values, which `values` gives (entries `start..` into a buffer,
 /// as bytes): two streamed passes, then the file decoded back and compared before it is
 /// renamed into place. A depth above `max_depth`, or a draw whose depth is not 0, is an error.
-/// It is coder 5's ([`Form::DepthRans`]).
+/// It is coder 5's ([`Form::Depths`]).
 pub fn compress_depth(
     path: &Path,
     rules: Rules,
@@ -155,11 +156,11 @@ pub fn compress_depth(
     values: &ReadValues<'_>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    let form = Form::DepthRans;
+    let form = Form::Depths;
     compress_depth_as(form, path, rules, seeds, max_depth, read, values, progress)
 }
 
-/// [`compress_depth`] in a chosen layout of depths: [`Form::DepthRans`] in segments of 128 or
+/// [`compress_depth`] in a chosen layout of depths: [`Form::Depths`] in segments of 128 or
 /// 256 entries.
 ///
 /// # Panics
@@ -208,7 +209,7 @@ pub fn estimate(
     free: Option<&ReadFreedom<'_>>,
     progress: &(dyn Fn(u8, u64) + Sync),
 ) -> Result<CompressedSize, TableError> {
-    let form = free.map_or(Form::SelfContained, |_| Form::ProbeRans);
+    let form = free.map_or(Form::SelfContained, |_| Form::CaptureDontCares);
     run(form.into(), path, rules, seeds, read, free, progress, true)
 }
 
@@ -291,8 +292,8 @@ fn run_with(
     let level = Level::new(seeds);
     let contexts = match form {
         Form::SelfContained => symbols,
-        Form::ProbeRans => contexts::contexts(symbols),
-        Form::DepthRans => contexts::DEPTH_CONTEXTS,
+        Form::CaptureDontCares => contexts::contexts(symbols),
+        Form::Depths => contexts::DEPTH_CONTEXTS,
     };
     let (seg, group) = (layout.segment(), layout.group());
     let groups = entries.div_ceil(group as u64);
@@ -350,7 +351,7 @@ fn run_with(
                 let c = side.map(|c| &c[at..at + segment.len()]);
                 match form {
                     Form::SelfContained => continue,
-                    Form::DepthRans => {
+                    Form::Depths => {
                         let signs = c.expect("a depth table's values");
                         if let Some(j) =
                             (0..segment.len()).find(|&j| signs[j] == 0 && segment[j] != 0)
@@ -364,7 +365,7 @@ fn run_with(
                         }
                         contexts::depth_pairs(&level, start, segment, signs, &mut pairs);
                     }
-                    Form::ProbeRans => {
+                    Form::CaptureDontCares => {
                         let c = c.expect("the probe form's ceilings");
                         let costs = costs.expect("the probe form's costs");
                         contexts::segment_pairs(
@@ -459,7 +460,7 @@ fn run_with(
             }
             counts
         };
-        if form == Form::DepthRans {
+        if form == Form::Depths {
             // Every (context, depth) pair is counted: the ones never seen get nothing.
             let model = rans::Model::fit_seen(symbols, &counts);
             let bytes = model.to_sparse_bytes();

@@ -61,51 +61,53 @@ pub const GROUP_BLOCKS: usize = 8;
 /// Values per index group of the self-contained form.
 pub const GROUP: usize = BLOCK * GROUP_BLOCKS;
 
-/// Which form a compressed table is: two of values (one of them the probe form), one of
-/// depths.
+/// Which form a compressed table is, by what it stores: every value, the values for probing
+/// (the probe form), or depths to conversion. Each form has one coder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
-    /// Every value stored (coder 1): decoding needs nothing else. The builder streams these.
+    /// Every value stored (coder 1: order-1 canonical Huffman): decoding needs nothing else.
+    /// The builder streams these.
     SelfContained,
-    /// The probe form (coder 4): capture don't-cares store whatever is cheapest, resolved by a
-    /// capture search at probe time; rANS under contexts that a decoder rebuilds by stepping
-    /// the segment's boards.
-    ProbeRans,
-    /// Depths to conversion by rANS under the position's side, class and size of value, the
-    /// previous depth and the depth one run back (coder 5): a `.cdepth` table, for a decoder
-    /// that steps the boards.
-    DepthRans,
+    /// Values for probing, the probe form (coder 4): a position whose value a capture
+    /// achieves (a capture don't-care) stores whatever is cheapest up to it, and is resolved
+    /// by a capture search into the lower levels at probe time. rANS under contexts that a
+    /// decoder rebuilds by stepping the segment's boards.
+    CaptureDontCares,
+    /// Depths to conversion, coded against the level's values (coder 5): a `.cdepth` table.
+    /// rANS under the position's side, class and size of value, the previous depth and the
+    /// depth one run back, for a decoder that steps the boards.
+    Depths,
 }
 
 impl Form {
     const fn coder(self) -> u8 {
         match self {
             Form::SelfContained => CODER_HUFFMAN_ORDER1,
-            Form::ProbeRans => CODER_RANS_CONTEXTS,
-            Form::DepthRans => CODER_DEPTH_RANS,
+            Form::CaptureDontCares => CODER_RANS_CONTEXTS,
+            Form::Depths => CODER_DEPTH_RANS,
         }
     }
 
     /// Whether its model is rANS frequencies (coders 4 and 5) rather than code lengths.
     pub(super) const fn uses_rans(self) -> bool {
-        matches!(self, Form::ProbeRans | Form::DepthRans)
+        !matches!(self, Form::SelfContained)
     }
 
     /// Whether a table of this form holds depths.
     pub const fn is_depth(self) -> bool {
-        matches!(self, Form::DepthRans)
+        matches!(self, Form::Depths)
     }
 
     /// Whether a table of this form stores capture don't-cares.
     pub const fn is_probe(self) -> bool {
-        matches!(self, Form::ProbeRans)
+        matches!(self, Form::CaptureDontCares)
     }
 
     /// log2 of the entries per segment a table of this form is written with by default.
     pub const fn segment_log2(self) -> u8 {
         match self {
             Form::SelfContained => SEGMENT_LOG2,
-            Form::ProbeRans | Form::DepthRans => LONG_SEGMENT_LOG2,
+            Form::CaptureDontCares | Form::Depths => LONG_SEGMENT_LOG2,
         }
     }
 
@@ -215,12 +217,12 @@ impl Alphabet {
     /// The alphabet of a table of `form` at level `seeds` with `symbols` symbols.
     pub(super) fn new(form: Form, seeds: u32, symbols: usize) -> Alphabet {
         match form {
-            Form::DepthRans => Alphabet {
+            Form::Depths => Alphabet {
                 symbols,
                 zero: 0,
                 signed: false,
             },
-            Form::SelfContained | Form::ProbeRans => Alphabet {
+            Form::SelfContained | Form::CaptureDontCares => Alphabet {
                 symbols,
                 zero: seeds as usize,
                 signed: true,
@@ -253,8 +255,8 @@ impl CompressedHeader {
         let s = self.symbols();
         match self.form {
             Form::SelfContained => s * s,
-            Form::ProbeRans => 2 * contexts::contexts(s) * s,
-            Form::DepthRans => self.index_offset.saturating_sub(HEADER_LEN as u64) as usize,
+            Form::CaptureDontCares => 2 * contexts::contexts(s) * s,
+            Form::Depths => self.index_offset.saturating_sub(HEADER_LEN as u64) as usize,
         }
     }
 
@@ -326,8 +328,8 @@ impl CompressedHeader {
         } = Preamble::parse(path, h, MAGIC, 1..=VERSION)?;
         let form = match h[14] {
             CODER_HUFFMAN_ORDER1 => Form::SelfContained,
-            CODER_RANS_CONTEXTS => Form::ProbeRans,
-            CODER_DEPTH_RANS => Form::DepthRans,
+            CODER_RANS_CONTEXTS => Form::CaptureDontCares,
+            CODER_DEPTH_RANS => Form::Depths,
             c if RETIRED_CODERS.contains(&c) => {
                 return Err(TableError::RetiredCoder {
                     path: path.to_path_buf(),
@@ -358,9 +360,9 @@ impl CompressedHeader {
             ));
         }
         let symbols = match form {
-            Form::SelfContained | Form::ProbeRans => 2 * seeds + 1,
+            Form::SelfContained | Form::CaptureDontCares => 2 * seeds + 1,
             // The sparse model's first two bytes.
-            Form::DepthRans => match h.get(HEADER_LEN..HEADER_LEN + 2) {
+            Form::Depths => match h.get(HEADER_LEN..HEADER_LEN + 2) {
                 Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
                 None => 0,
             },
@@ -383,7 +385,7 @@ impl CompressedHeader {
             return Err(mismatch(
                 "model length",
                 match form {
-                    Form::DepthRans => {
+                    Form::Depths => {
                         format!("the bytes up to the index, an alphabet of 1..={MAX_DEPTH_SYMBOLS}")
                     }
                     _ => model_len.to_string(),
@@ -432,8 +434,8 @@ impl CompressedHeader {
     /// header, or a one-byte depth header for a depth table.
     pub fn table_header(&self) -> Header {
         let plain = match self.form {
-            Form::DepthRans => Header::depth(self.rules, self.seeds, 1),
-            Form::SelfContained | Form::ProbeRans => Header::values(self.rules, self.seeds),
+            Form::Depths => Header::depth(self.rules, self.seeds, 1),
+            Form::SelfContained | Form::CaptureDontCares => Header::values(self.rules, self.seeds),
         };
         Header {
             checksum: self.checksum,

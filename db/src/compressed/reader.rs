@@ -135,7 +135,7 @@ impl Compressed {
             });
         }
         let coding = if header.form.uses_rans() {
-            let model = if header.form == Form::DepthRans {
+            let model = if header.form == Form::Depths {
                 rans::Model::from_sparse_bytes(contexts::DEPTH_CONTEXTS, model)
             } else {
                 rans::Model::from_le_bytes(symbols, model)

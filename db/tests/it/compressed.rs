@@ -141,8 +141,8 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
     let cases = [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)];
     // Segments of 256 (the default) and of 128 (probes twice as fast).
     let layouts = [
-        Form::ProbeRans.into(),
-        Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2),
+        Form::CaptureDontCares.into(),
+        Form::CaptureDontCares.with_segment_log2(compressed::PROBE_SEGMENT_LOG2),
     ];
     for (layout, (n, rules)) in layouts
         .into_iter()
@@ -377,7 +377,7 @@ fn probe_form_bytes(d: &Path, n: u32, layout: Layout) -> (Vec<u8>, Vec<i8>) {
 #[test]
 fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
     let d = temp("versions");
-    let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+    let short = Form::CaptureDontCares.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
     let refused = |name: &str, b: &[u8], needle: &str| {
         let path = d.join(format!("{name}.cvalues"));
         std::fs::write(&path, b).unwrap();
@@ -385,7 +385,7 @@ fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
         assert!(err.contains(needle), "{name}: {err}");
     };
     // Level 5 is one index group either way: only the checksum tells the lengths apart.
-    let (long_bytes, _) = probe_form_bytes(&d, 5, Form::ProbeRans.into());
+    let (long_bytes, _) = probe_form_bytes(&d, 5, Form::CaptureDontCares.into());
     assert_eq!(u32::from_le_bytes(long_bytes[8..12].try_into().unwrap()), 3);
     assert_eq!(long_bytes[15], compressed::LONG_SEGMENT_LOG2);
     let mut b = long_bytes.clone();
@@ -441,7 +441,7 @@ fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
 fn a_table_of_a_retired_coder_is_refused_with_how_to_write_it_again() {
     let d = temp("retired");
     // A real header in segments of 128, as coders 2 and 3 had, with only its coder changed.
-    let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+    let short = Form::CaptureDontCares.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
     let (bytes, _) = probe_form_bytes(&d, 9, short);
     assert_eq!(bytes[14], compressed::CODER_RANS_CONTEXTS);
     assert!(open(&d.join("level-09.cvalues")).is_ok());

@@ -45,8 +45,8 @@ fn cdepth_source() -> &'static DepthSource {
         let dir = std::env::temp_dir().join(format!("awari-prop-cd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("level-09.cdepth");
-        let short = compressed::Form::DepthRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
-        let layouts = [compressed::Form::DepthRans.into(), short];
+        let short = compressed::Form::Depths.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+        let layouts = [compressed::Form::Depths.into(), short];
         let bytes = layouts.map(|layout: compressed::Layout| {
             compressed::compress_depth_as(
                 layout,
@@ -140,19 +140,23 @@ fn cvalues_sources() -> &'static Vec<Source> {
             Ok(())
         };
         use compressed::Form;
-        let short = Form::ProbeRans.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
-        let sources = [Form::ProbeRans.into(), short, Form::SelfContained.into()]
-            .into_iter()
-            .map(|layout: compressed::Layout| {
-                let free: Option<&compressed::ReadFreedom<'_>> =
-                    layout.form.is_probe().then_some(&free);
-                compressed::compress_as(layout, &path, Rules::Awari, n, &read, free, &|_, _| {})
-                    .unwrap();
-                let t = Table::open(&path, Expect::default()).unwrap();
-                let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
-                (layout, std::fs::read(&path).unwrap(), stored)
-            })
-            .collect();
+        let short = Form::CaptureDontCares.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
+        let sources = [
+            Form::CaptureDontCares.into(),
+            short,
+            Form::SelfContained.into(),
+        ]
+        .into_iter()
+        .map(|layout: compressed::Layout| {
+            let free: Option<&compressed::ReadFreedom<'_>> =
+                layout.form.is_probe().then_some(&free);
+            compressed::compress_as(layout, &path, Rules::Awari, n, &read, free, &|_, _| {})
+                .unwrap();
+            let t = Table::open(&path, Expect::default()).unwrap();
+            let stored = (0..size as u64).map(|i| t.stored(i).unwrap()).collect();
+            (layout, std::fs::read(&path).unwrap(), stored)
+        })
+        .collect();
         std::fs::remove_dir_all(&dir).unwrap();
         sources
     })

@@ -360,7 +360,7 @@ fn a_compressed_directory_answers_like_the_plain_one() {
 
 #[test]
 fn a_directory_in_the_probe_form_answers_like_the_plain_one() {
-    compressed_answers_like_plain(Form::ProbeRans);
+    compressed_answers_like_plain(Form::CaptureDontCares);
 }
 
 /// Levels 0..=`top` of the test database compressed in `form` answer `batch`, `show` and

@@ -405,7 +405,7 @@ fn compress_segment_chooses_the_probe_forms_segment_length() {
             "{again}"
         );
         let probe = Levels::open(&out, Some(Rules::Awari)).unwrap();
-        let want = Form::ProbeRans.with_segment_log2(log2);
+        let want = Form::CaptureDontCares.with_segment_log2(log2);
         for n in (0..=10).filter(|&n| level_exists(n)) {
             assert_eq!(probe.require(n).unwrap().compressed_layout(), Some(want));
         }
@@ -523,7 +523,7 @@ fn compressed_depth_tables_hold_the_same_depths() {
             &want,
             &probe,
             &[],
-            awari_db::compressed::Form::ProbeRans,
+            awari_db::compressed::Form::CaptureDontCares,
             &Silent,
             |_| {},
         )

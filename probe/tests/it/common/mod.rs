@@ -67,7 +67,7 @@ pub fn compressed(form: Form) -> &'static Path {
     static DIRS: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
     let slot = match form {
         Form::SelfContained => 0,
-        Form::ProbeRans => 1,
+        Form::CaptureDontCares => 1,
         _ => panic!("{form:?} is not a form of values"),
     };
     DIRS[slot].get_or_init(|| {

@@ -100,10 +100,13 @@ fn the_probe_form_resolves_to_the_plain_values() {
     // `awari-probe batch`.)
     for rules in Rules::ALL {
         let (probe_top, layout): (u32, Layout) = match rules {
-            Rules::Awari => (12, Form::ProbeRans.into()),
-            Rules::Abapa => (12, Form::ProbeRans.with_segment_log2(PROBE_SEGMENT_LOG2)),
-            Rules::GrandSlam => (12, Form::ProbeRans.into()),
-            Rules::CrossWari => (12, Form::ProbeRans.into()),
+            Rules::Awari => (12, Form::CaptureDontCares.into()),
+            Rules::Abapa => (
+                12,
+                Form::CaptureDontCares.with_segment_log2(PROBE_SEGMENT_LOG2),
+            ),
+            Rules::GrandSlam => (12, Form::CaptureDontCares.into()),
+            Rules::CrossWari => (12, Form::CaptureDontCares.into()),
         };
         let stones: Vec<u32> = (0..=probe_top).collect();
         let plain = Levels::open(reference(rules), Some(rules)).unwrap();
