@@ -18,7 +18,7 @@
 //! ```
 //!
 //! The rest of a position's exit state — whether it is terminal, and how many non-capturing
-//! moves it has — comes from a forward pass over level n itself ([`forward`]), which reads no
+//! moves it has — comes from a forward pass over level n itself (`exits::forward`), which reads no
 //! table. Only the level in progress is touched at random, and it is in RAM.
 //!
 //! The low-memory builder keeps its exits on disk, so it runs the stream once per *bucket* of

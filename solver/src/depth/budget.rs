@@ -43,7 +43,7 @@ pub fn work_io(n: u32, passes: u64) -> u64 {
 
 /// Positions per wave-0 bucket within `budget` bytes (`None`: no limit): two bits per
 /// position (where a capture achieves the value, and where one exceeds it), in whole chunks,
-/// at least 1/[`MAX_PASSES`] of the level. Within the 0.25 bytes per position that the waves'
+/// at least 1/`MAX_PASSES` of the level. Within the 0.25 bytes per position that the waves'
 /// state needs, that is the whole level: one stream of the lower levels.
 pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
     let size = level_size(n);

@@ -735,7 +735,7 @@ impl<'a> LowMemoryBuilder<'a> {
     }
 
     /// Stream the values, in index order, to `sink`, and count wins, draws and losses. Blocks
-    /// of [`WRITE_CHUNKS`] chunks are read and decoded in parallel, then handed on in order.
+    /// of `WRITE_CHUNKS` chunks are read and decoded in parallel, then handed on in order.
     pub fn write_values(
         &self,
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,

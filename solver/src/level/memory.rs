@@ -30,8 +30,8 @@
 //!    are settled is the attractor of the step, a set fixed by the game.
 //! 3. What is never settled lies on endless cycles and is worth 0.
 //!
-//! Levels above [`ROUNDS_ABOVE`] positions built on at most [`ROUNDS_UP_TO_THREADS`] threads
-//! propagate in rounds instead of depth first (see [`crate::level::rounds`]): the same
+//! Levels above `ROUNDS_ABOVE` positions built on at most `ROUNDS_UP_TO_THREADS` threads
+//! propagate in rounds instead of depth first (see `level/rounds.rs`): the same
 //! positions are settled, at the same values, with the state's cache misses grouped by region.
 //!
 //! With depth tables, step 2 runs in breadth-first waves instead (the seeds, then what they

@@ -17,7 +17,7 @@
 //! The in-memory algorithm keeps, per position, a counter of children not yet known to be
 //! wins; a loss is found when it reaches zero. Here the **loss test re-reads the children**
 //! instead: when a child is won, each losable predecessor generates its non-capturing moves
-//! ([`Board::for_each_ranked_quiet_child`]) and is lost if every child's state is `won`. That
+//! ([`awari_db::Board::for_each_ranked_quiet_child`]) and is lost if every child's state is `won`. That
 //! costs move generation and a few random reads per test, and saves 3 bits per position.
 //!
 //! 1. **Exits**, in buckets of the level as large as the memory allows (the state is not
@@ -26,7 +26,7 @@
 //!    exit bytes are written to the work file in order. A checkpoint follows each bucket.
 //! 2. **Settling**, for i = n … 1, in two phases:
 //!    - *stream*: every chunk of the work file that can change at this step (see
-//!      [`ChunkMasks`]) is read in order with its states: positions settled by the previous
+//!      `ChunkMasks`) is read in order with its states: positions settled by the previous
 //!      step's propagation get their value ±(i+1) written; an unsettled position whose exit is
 //!      i is won (a seed, its value i written at once); one whose exit is −i becomes losable
 //!      and is lost (a seed) if its children are all won already. The seeds go to the seed

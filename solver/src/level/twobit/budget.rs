@@ -55,7 +55,7 @@ pub fn memory_used(n: u32, threads: usize, bucket: u64) -> u64 {
 const EXITS_BYTES_PER_POSITION: f64 = 0.32;
 
 /// Positions per exit bucket within `budget` bytes (`None`: no limit): what the exits phase's
-/// fixed parts leave of the budget, and of [`EXITS_BYTES_PER_POSITION`], in whole chunks, and
+/// fixed parts leave of the budget, and of `EXITS_BYTES_PER_POSITION`, in whole chunks, and
 /// at least 1/16 of the level.
 pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
     let size = level_size(n);
