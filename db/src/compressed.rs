@@ -28,7 +28,8 @@
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  index offset, u64 LE (= 64 + model length)
 //!     40    8  data offset, u64 LE (= index offset + groups × 120)
-//!     48    8  checksum of bytes 64..end of file, u64 LE (the plain table's chunked XXH3)
+//!     48    8  checksum of bytes 64..end of file, u64 LE (the chunked XXH3, as the plain
+//!              table's: `format::checksum`)
 //!     56    8  checksum of the model, u64 LE, checked on open: the XXH3-64 of bytes 8..48
 //!              then the model (version 1: of the model alone)
 //!     64    …  model: with coder 1, for each context (the previous symbol p) the code length
@@ -55,6 +56,9 @@
 //!                group 8192
 //!   coders 4, 5 by default: segment 256 entries, block 2048, group 16384
 //! ```
+//!
+//! The header's preamble (offsets 0..20 and 24..32, the plain table's too), the checksum,
+//! and the writing through `NAME.tmp`, fsync and rename are [`crate::format`]'s.
 //!
 //! **The probe form** (coder 4, [`Form::CaptureDontCares`]) stores a value only where it cannot be recovered from the
 //! lower levels. Where the best capture achieves a position's value, the position is a

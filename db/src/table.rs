@@ -4,7 +4,7 @@
 //! offset size  field
 //!      0    8  magic, b"AWARITB\x1a"
 //!      8    4  format version, u32 LE (currently 1)
-//!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam
+//!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam, 3 cross-wari
 //!     13    1  index scheme: 1 = Romein & Bal lexicographic (pit 11 first) numbering
 //!     14    1  content: 0 = values, 1 = depth to conversion
 //!     15    1  bytes per entry: values 1 (i8, the mover's seed difference);
@@ -13,7 +13,7 @@
 //!     20    4  reserved, zero
 //!     24    8  entry count, u64 LE (= size of the level)
 //!     32    8  data offset, u64 LE (= 64)
-//!     40    8  checksum of the data section, u64 LE (see below)
+//!     40    8  checksum of the data section, u64 LE (the chunked XXH3, `format::checksum`)
 //!     48    8  checksum of the header, u64 LE: XXH3-64 (seed 0) of bytes 0..48, checked on
 //!              open; zero in tables written before it was added, which are then not checked
 //!     56    8  reserved, zero
@@ -24,36 +24,35 @@
 //! 2024 release (one signed byte per position, no header); such a raw file can be opened with
 //! [`Table::open_raw`].
 //!
-//! Checksum: the data is cut into 4 MiB chunks (the last one shorter); each chunk is hashed
-//! with XXH3-64 (seed 0); the checksum is XXH3-64 of the chunk hashes written as u64 LE one
-//! after another. Chunks hash independently, so verification runs on every core.
+//! The header's preamble (offsets 0..20 and 24..32, shared with the compressed table), the
+//! checksum, and the writing through `NAME.tmp`, fsync and rename are [`crate::format`]'s,
+//! whose items are re-exported here.
 //!
-//! Writing goes to `NAME.tmp`, is fsynced, then renamed over `NAME`: a reader never sees a
-//! partial table, and an interrupted build leaves at worst a stale `.tmp` behind.
+//! A table is stored plain (this module) or compressed ([`crate::compressed`]); [`Table`]
+//! opens either, by its magic.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
-use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::compressed::{self, Compressed};
+use crate::compressed::{self, Compressed, CompressedHeader, Form};
 use crate::error::TableError;
+use crate::format::{commit_tmp, create_tmp, io_err, Preamble};
 use crate::index::level_size;
 use crate::rules::Rules;
 
-/// The first eight bytes of every table file.
+pub use crate::format::{
+    checksum, chunk_digest, combine_digests, rename_into_place, tmp_path, CHECKSUM_CHUNK,
+    HEADER_LEN, INDEX_ROMEIN_BAL,
+};
+
+/// The first eight bytes of every plain table file.
 pub const MAGIC: [u8; 8] = *b"AWARITB\x1a";
 /// The format version this library writes and reads.
 pub const VERSION: u32 = 1;
-/// Size of the header; the data starts here.
-pub const HEADER_LEN: usize = 64;
-/// The index scheme code of the Romein & Bal numbering.
-pub const INDEX_ROMEIN_BAL: u8 = 1;
-/// Chunk size of the checksum.
-pub const CHECKSUM_CHUNK: usize = 4 << 20;
 
 /// What a table's entries hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,14 +129,15 @@ impl Header {
     /// The header as written to disk.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
-        h[0..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        h[12] = self.rules.code();
-        h[13] = INDEX_ROMEIN_BAL;
+        let preamble = Preamble {
+            version: VERSION,
+            rules: self.rules,
+            seeds: self.seeds,
+            entries: self.entries,
+        };
+        preamble.write(MAGIC, &mut h);
         h[14] = self.content.code();
         h[15] = self.entry_bytes;
-        h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
-        h[24..32].copy_from_slice(&self.entries.to_le_bytes());
         h[32..40].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
         h[40..48].copy_from_slice(&self.checksum.to_le_bytes());
         let own = xxh3_64(&h[..48]);
@@ -204,94 +204,19 @@ impl Header {
     }
 }
 
-/// What every table header, plain or compressed, starts with, checked: the magic (0..8),
-/// the format version (8..12), the rule set (12), the index scheme (13), the seed count (16)
-/// and the entry count (24, the level's size).
-pub(crate) struct Preamble {
-    pub(crate) version: u32,
-    pub(crate) rules: Rules,
-    pub(crate) seeds: u32,
-    pub(crate) entries: u64,
-}
-
-impl Preamble {
-    /// Parse the preamble of a header of `magic` and one of `versions` read from `path`.
-    pub(crate) fn parse(
-        path: &Path,
-        h: &[u8],
-        magic: [u8; 8],
-        versions: std::ops::RangeInclusive<u32>,
-    ) -> Result<Preamble, TableError> {
-        let mismatch = |field, expected: String, got: String| TableError::Mismatch {
-            path: path.to_path_buf(),
-            field,
-            expected,
-            got,
+impl From<&CompressedHeader> for Header {
+    /// The plain-table header a compressed table stands for (its checksum is the compressed
+    /// file's): a values header, or a one-byte depth header for a depth table.
+    fn from(c: &CompressedHeader) -> Header {
+        let plain = match c.form {
+            Form::Depths => Header::depth(c.rules, c.seeds, 1),
+            Form::SelfContained | Form::CaptureDontCares => Header::values(c.rules, c.seeds),
         };
-        if h.len() < HEADER_LEN || h[0..8] != magic {
-            let mut got = [0u8; 8];
-            let k = h.len().min(8);
-            got[..k].copy_from_slice(&h[..k]);
-            return Err(TableError::BadMagic {
-                path: path.to_path_buf(),
-                expected: magic,
-                got,
-            });
+        Header {
+            checksum: c.checksum,
+            ..plain
         }
-        let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
-        if !versions.contains(&version) {
-            return Err(TableError::BadVersion {
-                path: path.to_path_buf(),
-                expected: *versions.end(),
-                got: version,
-            });
-        }
-        let rules = Rules::from_code(h[12])
-            .ok_or_else(|| mismatch("rule set", "0, 1 or 2".into(), h[12].to_string()))?;
-        if h[13] != INDEX_ROMEIN_BAL {
-            return Err(mismatch(
-                "index scheme",
-                INDEX_ROMEIN_BAL.to_string(),
-                h[13].to_string(),
-            ));
-        }
-        let seeds = u32::from_le_bytes(h[16..20].try_into().expect("4 bytes"));
-        if seeds > 48 {
-            return Err(mismatch("seed count", "0..=48".into(), seeds.to_string()));
-        }
-        let entries = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
-        if entries != level_size(seeds) {
-            return Err(mismatch(
-                "entry count",
-                level_size(seeds).to_string(),
-                entries.to_string(),
-            ));
-        }
-        Ok(Preamble {
-            version,
-            rules,
-            seeds,
-            entries,
-        })
     }
-}
-
-/// The checksum of a data section (see the module documentation), computed on all cores.
-pub fn checksum(data: &[u8]) -> u64 {
-    let digests: Vec<u64> = data.par_chunks(CHECKSUM_CHUNK).map(chunk_digest).collect();
-    combine_digests(&digests)
-}
-
-/// The digest of one checksum chunk of a data section (`CHECKSUM_CHUNK` bytes, the last one
-/// shorter).
-pub fn chunk_digest(chunk: &[u8]) -> u64 {
-    xxh3_64(chunk)
-}
-
-/// The checksum of a data section from the digests of its chunks, in order.
-pub fn combine_digests(digests: &[u64]) -> u64 {
-    let bytes: Vec<u8> = digests.iter().flat_map(|d| d.to_le_bytes()).collect();
-    xxh3_64(&bytes)
 }
 
 /// A table written by several processes at once, each its own slices of the data (the
@@ -311,14 +236,7 @@ impl SharedTable {
     /// Create the `.tmp` file of `path` at its full length (zeroed; the header last).
     pub fn create(path: impl AsRef<Path>, header: Header) -> Result<SharedTable, TableError> {
         let path = path.as_ref().to_path_buf();
-        let tmp = tmp_path(&path);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(io_err(&tmp))?;
+        let (tmp, file) = create_tmp(&path)?;
         file.set_len(HEADER_LEN as u64 + header.data_len())
             .map_err(io_err(&tmp))?;
         Ok(SharedTable {
@@ -402,8 +320,7 @@ impl SharedTable {
         self.file
             .write_all_at(&self.header.to_bytes(), 0)
             .map_err(io_err(&self.tmp))?;
-        self.file.sync_all().map_err(io_err(&self.tmp))?;
-        rename_into_place(&self.tmp, &self.path)?;
+        commit_tmp(self.file, &self.tmp, &self.path)?;
         Ok(self.header)
     }
 }
@@ -438,23 +355,12 @@ enum Store {
     Compressed(Box<Compressed>),
 }
 
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
-    move |source| TableError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
+/// Map a plain table file of `len` bytes (nothing for an empty one).
 fn map_file(path: &Path, file: &File, len: u64) -> Result<Option<Mmap>, TableError> {
     if len == 0 {
         return Ok(None);
     }
-    // SAFETY: the map is read-only and private to this process. Table files are written under
-    // a temporary name and renamed into place, never modified in place by this project; a
-    // file changed underneath us by another program could change what we read (a wrong value,
-    // caught by `verify`), but not memory safety of the slice, whose length is fixed here.
-    let map = unsafe { Mmap::map(file) }.map_err(io_err(path))?;
-    Ok(Some(map))
+    crate::format::map(path, file).map(Some)
 }
 
 /// How a table's pages are about to be read, told to the kernel (`madvise`).
@@ -523,7 +429,7 @@ impl Table {
         let (header, store) = if compressed {
             let c = Compressed::open(path, &file)?;
             (
-                c.header().table_header(),
+                Header::from(c.header()),
                 Some(Store::Compressed(Box::new(c))),
             )
         } else {
@@ -845,31 +751,6 @@ fn read_prefix(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
-/// Rename the synced `tmp` over `path` and sync the directory, so the new name survives a
-/// crash (the last step of every table writer, and of the two-bit builder, whose work file
-/// becomes its table in place).
-pub fn rename_into_place(tmp: &Path, path: &Path) -> Result<(), TableError> {
-    fs::rename(tmp, path).map_err(io_err(path))?;
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
-}
-
-/// The temporary name a table is written under before it is renamed into place.
-pub fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
 /// Writes a table atomically: data is streamed to `NAME.tmp` in any slices, hashed in
 /// checksum chunks on the way, and [`TableWriter::finish`] fsyncs and renames it to `NAME`.
 pub struct TableWriter {
@@ -886,13 +767,7 @@ impl TableWriter {
     /// Start writing the table `header` describes to `path` (checksum is computed here).
     pub fn create(path: impl AsRef<Path>, header: Header) -> Result<TableWriter, TableError> {
         let path = path.as_ref().to_path_buf();
-        let tmp = tmp_path(&path);
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(io_err(&tmp))?;
+        let (tmp, file) = create_tmp(&path)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(&header.to_bytes()).map_err(io_err(&tmp))?;
         Ok(TableWriter {
@@ -958,9 +833,7 @@ impl TableWriter {
         file.seek(SeekFrom::Start(0)).map_err(io_err(&tmp))?;
         file.write_all(&self.header.to_bytes())
             .map_err(io_err(&tmp))?;
-        file.sync_all().map_err(io_err(&tmp))?;
-        drop(file);
-        rename_into_place(&tmp, &self.path)?;
+        commit_tmp(file, &tmp, &self.path)?;
         Ok(self.header)
     }
 }

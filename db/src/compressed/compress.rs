@@ -4,16 +4,15 @@
 //! probe form's sample and refits (the model), the encoding pass, and the decoding check
 //! before the rename.
 
-use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::error::TableError;
+use crate::format::{checksum, commit_tmp, create_tmp, io_err};
 use crate::index::level_size;
 use crate::rules::Rules;
-use crate::table::{self, checksum};
 use crate::{rans, Level};
 
 use super::contexts;
@@ -23,7 +22,7 @@ use super::format::{
     HEADER_LEN, MAX_SEGMENT, TAIL, VERSION,
 };
 use super::huffman::{fit, Model};
-use super::reader::{io_err, Compressed};
+use super::reader::Compressed;
 
 /// The symbol of entry `i`, whose byte is `v`, or an error naming it.
 fn symbol(path: &Path, alphabet: Alphabet, i: u64, v: u8) -> Result<usize, TableError> {
@@ -507,14 +506,7 @@ fn run_with(
         model_checksum: 0,
     };
     header.model_checksum = header.model_checksum_of(&model_bytes);
-    let tmp = table::tmp_path(path);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(io_err(&tmp))?;
+    let (tmp, file) = create_tmp(path)?;
     file.write_all_at(&header.to_bytes(), 0)
         .map_err(io_err(&tmp))?;
     file.write_all_at(&model_bytes, HEADER_LEN as u64)
@@ -599,9 +591,7 @@ fn run_with(
     drop(decoded);
     file.write_all_at(&header.to_bytes(), 0)
         .map_err(io_err(&tmp))?;
-    file.sync_all().map_err(io_err(&tmp))?;
     let bytes = file.metadata().map_err(io_err(&tmp))?.len();
-    drop(file);
-    table::rename_into_place(&tmp, path)?;
+    commit_tmp(file, &tmp, path)?;
     Ok(CompressedSize { entries, bytes })
 }

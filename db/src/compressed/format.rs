@@ -8,8 +8,8 @@ use std::path::Path;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::error::TableError;
+use crate::format::Preamble;
 use crate::rules::Rules;
-use crate::table::{Header, Preamble, INDEX_ROMEIN_BAL};
 
 use super::contexts;
 
@@ -46,8 +46,8 @@ pub const PROBE_SEGMENT_LOG2: u8 = 7;
 pub const LONG_SEGMENT_LOG2: u8 = 8;
 /// The most entries a segment of any table holds.
 pub const MAX_SEGMENT: usize = 1 << LONG_SEGMENT_LOG2;
-/// Size of the header.
-pub const HEADER_LEN: usize = 64;
+/// Size of the header (as a plain table's).
+pub use crate::format::HEADER_LEN;
 /// log2 of the values per segment, the unit of decoding, of the self-contained form.
 pub const SEGMENT_LOG2: u8 = 6;
 /// Values per segment of the self-contained form.
@@ -292,15 +292,16 @@ impl CompressedHeader {
     /// The header as written to disk.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
-        h[0..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&self.version.to_le_bytes());
-        h[12] = self.rules.code();
-        h[13] = INDEX_ROMEIN_BAL;
+        let preamble = Preamble {
+            version: self.version,
+            rules: self.rules,
+            seeds: self.seeds,
+            entries: self.entries,
+        };
+        preamble.write(MAGIC, &mut h);
         h[14] = self.form.coder();
         h[15] = self.segment_log2;
-        h[16..20].copy_from_slice(&self.seeds.to_le_bytes());
         h[20..24].copy_from_slice(&(self.model_len() as u32).to_le_bytes());
-        h[24..32].copy_from_slice(&self.entries.to_le_bytes());
         h[32..40].copy_from_slice(&self.index_offset.to_le_bytes());
         h[40..48].copy_from_slice(&self.data_offset.to_le_bytes());
         h[48..56].copy_from_slice(&self.checksum.to_le_bytes());
@@ -428,19 +429,6 @@ impl CompressedHeader {
         hasher.update(&self.to_bytes()[8..48]);
         hasher.update(model);
         hasher.digest()
-    }
-
-    /// The plain-table header this table stands for (its checksum is this file's): a values
-    /// header, or a one-byte depth header for a depth table.
-    pub fn table_header(&self) -> Header {
-        let plain = match self.form {
-            Form::Depths => Header::depth(self.rules, self.seeds, 1),
-            Form::SelfContained | Form::CaptureDontCares => Header::values(self.rules, self.seeds),
-        };
-        Header {
-            checksum: self.checksum,
-            ..plain
-        }
     }
 }
 

@@ -3,7 +3,6 @@
 //! every coder (coder 1's Huffman here, coders 4 and 5's rANS in `contexts.rs`).
 
 use std::fs::File;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,7 +11,7 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::TableError;
-use crate::table::checksum;
+use crate::format::{checksum, io_err, map as map_file};
 use crate::{rans, Level};
 
 use super::format::{
@@ -21,13 +20,6 @@ use super::format::{
 };
 use super::huffman::{Model, FAST_BITS, LONG};
 use super::{cache, contexts};
-
-pub(super) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
-    move |source| TableError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
 
 /// What went wrong in one block.
 fn bad_block(path: &Path, seeds: u32, block: u64, what: &str) -> TableError {
@@ -111,9 +103,7 @@ impl Compressed {
     /// Open a mapped compressed table: check the header, the length and the model.
     pub(crate) fn open(path: &Path, file: &File) -> Result<Compressed, TableError> {
         let len = file.metadata().map_err(io_err(path))?.len();
-        // SAFETY: as for plain tables (see `table::map_file`): read-only, private, and files are
-        // only ever renamed into place; the slice length is fixed here.
-        let map = unsafe { Mmap::map(file) }.map_err(io_err(path))?;
+        let map = map_file(path, file)?;
         let header =
             CompressedHeader::from_bytes(path, &map[..(len as usize).min(HEADER_LEN + 2)])?;
         let min_len = header.data_offset + TAIL as u64;
