@@ -68,3 +68,83 @@ for path in sys.argv[1:]:
         os.close(fd)
 PY
 }
+
+# The plan's view of one level, for scripts/calibrate.sh and scripts/rehearse.sh.
+# plan_level BIN N MEMORY THREADS [PLAN OPTIONS...]: "MODE PASSES IO_BYTES POSITIONS" of level
+# N in `plan --memory MEMORY --threads THREADS`: MODE memory, low-memory, two-bit or none (does
+# not fit), PASSES its exit passes, IO_BYTES its I/O column in bytes.
+plan_level() {
+  local bin=$1 n=$2 mem=$3 t=$4
+  shift 4
+  "$bin" plan --max-stones "$n" --memory "$mem" --threads "$t" --disk 1000T \
+    --db /nonexistent/awari-plan "$@" | awk -v n="$n" '
+    function bytes(x, u) {
+      return x * (u == "KiB" ? 1024 : u == "MiB" ? 1048576 : u == "GiB" ? 1073741824 : u == "TiB" ? 1099511627776 : 1)
+    }
+    $1 == n {
+      for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|does)/) break
+      mode = $m; sub(/,$/, "", mode); if (mode == "does") mode = "none"
+      passes = 1
+      for (i = m + 1; i < NF; i++) if ($(i + 1) == "exit") passes = $i
+      printf "%s %d %.0f %s\n", mode, passes, bytes($9, $10), $2
+    }'
+}
+# roomier MODE PASSES TMODE TPASSES: whether a level built as MODE with PASSES exit passes has
+# at least the memory of TMODE with TPASSES (none < two-bit < low-memory < memory; within a
+# mode, fewer passes is roomier).
+roomier() {
+  local rank=(none two-bit low-memory memory) a=0 b=0 i
+  for i in 0 1 2 3; do
+    [ "${rank[$i]}" = "$1" ] && a=$i
+    [ "${rank[$i]}" = "$3" ] && b=$i
+  done
+  [ "$a" -gt "$b" ] || { [ "$a" -eq "$b" ] && [ "$2" -le "$4" ]; }
+}
+# squeeze_memory BIN N THREADS MODE PASSES: the least --memory, in bytes (to 1 MiB), with which
+# `plan --mode MODE` builds level N on THREADS threads with at most PASSES exit passes (`build
+# --mode MODE --memory` computes its exit buckets with the same functions). Prints "BYTES MODE
+# PASSES" as planned there: more passes where the level cannot have as few as PASSES (the
+# fewest it can have).
+squeeze_memory() {
+  local bin=$1 n=$2 t=$3 mode=$4 passes=$5 lo=0 hi mid got fewest
+  # In memory, or any algorithm's fixed parts, fit in 4 bytes per position and 256 MiB.
+  hi=$(($(plan_level "$bin" "$n" 1T "$t" | awk '{print $4}') * 4 + (256 << 20)))
+  fewest=$(plan_level "$bin" "$n" "$hi" "$t" --mode "$mode" | awk '{print $2}')
+  [ "$fewest" -gt "$passes" ] && passes=$fewest
+  while [ $((hi - lo)) -gt 1048576 ]; do
+    mid=$(((lo + hi) / 2))
+    got=$(plan_level "$bin" "$n" "$mid" "$t" --mode "$mode" | awk '{print $1, $2}')
+    if roomier $got "$mode" "$passes"; then hi=$mid; else lo=$mid; fi
+  done
+  echo "$hi $(plan_level "$bin" "$n" "$hi" "$t" --mode "$mode" | awk '{print $1, $2}')"
+}
+# big_plan BIN PLAN_OPTIONS...: per mode the plan chooses, the largest (tightest) level built
+# that way: lines "MODE PASSES LEVEL POSITIONS" (memory, low-memory, two-bit).
+big_plan() {
+  local bin=$1
+  shift
+  "$bin" plan --disk 1000T --db /nonexistent/awari-plan "$@" | awk '
+    $1 ~ /^[0-9]+$/ && NF >= 14 {
+      for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|does)/) break
+      mode = $m; sub(/,$/, "", mode)
+      if (mode == "does") next
+      passes = 1
+      for (i = m + 1; i < NF; i++) if ($(i + 1) == "exit") passes = $i
+      last[mode] = passes " " $1 " " $2
+    }
+    END { for (m in last) print m, last[m] }' | sort -k3,3n
+}
+# summary_row FILE N: level N's row of a build summary, as "SECONDS POS_PER_S ANON_B_PER_POS
+# READ_PER_POS WRITTEN_PER_POS MODE" (fields counted from the end where sizes may be "–").
+summary_row() {
+  awk -v n="$2" '$1 == n && $3 != "kept" {print $3, $4, $10, $(NF - 6), $(NF - 5), $NF}' "$1"
+}
+# link_levels FROM TO K: levels 0..K of FROM into TO (hard links, else copies).
+link_levels() {
+  local k f
+  mkdir -p "$2"
+  for k in $(seq 0 "$3"); do
+    f=$(printf "level-%02d.values" "$k")
+    if [ -f "$1/$f" ]; then ln "$1/$f" "$2/$f" 2>/dev/null || cp "$1/$f" "$2/$f"; fi
+  done
+}

@@ -294,9 +294,6 @@ pub enum Command {
     },
 }
 
-/// `plan`'s default two-bit speed as a fraction of the in-memory speed (see its `--help`).
-pub const TWO_BIT_RATIO: f64 = 0.44;
-
 impl From<ModeArg> for Mode {
     fn from(m: ModeArg) -> Mode {
         match m {
@@ -330,30 +327,41 @@ pub struct PlanArgs {
     /// Cores to plan for (default: this machine's).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Build speed per thread, positions per second (default: level 27 in memory on the
-    /// 2-core development machine, 7.94 M positions/s, by scripts/ab.sh; levels 0..24
-    /// run at 9.9 M/s there, larger levels somewhat slower than 27).
-    #[arg(long, default_value_t = 4.0e6)]
-    pub rate_per_thread: f64,
-    /// Speed of the low-memory algorithm as a fraction of the in-memory one (default:
-    /// measured on the 2-core development machine: 0.88 on levels 0..24 with
-    /// scripts/ab.sh LOWMEM=1, 0.93 on level 27 alone).
-    #[arg(long, default_value_t = 0.88)]
-    pub low_memory_ratio: f64,
-    /// Speed of the two-bit algorithm as a fraction of the in-memory one (default: level
-    /// 28 on the 2-core development machine, scripts/bench-two-bit.sh: 0.48 and 0.51 of
-    /// the low-memory speed, itself 0.88 of the in-memory one).
-    #[arg(long, default_value_t = TWO_BIT_RATIO)]
-    pub two_bit_ratio: f64,
+    /// This machine's measured speeds, bytes per position and disk bandwidth, as
+    /// scripts/calibrate.sh writes them (JSON; see docs/performance.md), instead of the
+    /// defaults. The options below that set a rate, a ratio or the bandwidth still win over
+    /// the file (a ratio then applies to the file's in-memory rate, or to --rate-per-thread).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Plan every level with this algorithm, where it fits (as `build --mode` builds it), or
+    /// `auto`: the first of memory, low-memory and two-bit that fits --memory.
+    #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
+    pub mode: ModeArg,
+    /// In-memory build speed per thread, positions per second (default: 2.3e6, the 16-core
+    /// machine: levels 25..28 at 33.4–37.4 M positions/s with 16 threads, `awari-solver
+    /// build --max-stones 28 --threads 16`; level 24 ran at 3.9 M/s per thread, larger
+    /// levels run slower than 28).
+    #[arg(long)]
+    pub rate_per_thread: Option<f64>,
+    /// Speed of the low-memory algorithm as a fraction of the in-memory one (default: 0.88,
+    /// not measured on the 16-core machine: the 2-core machine's, levels 0..24 with
+    /// scripts/ab.sh LOWMEM=1; 0.93 on level 27 alone).
+    #[arg(long)]
+    pub low_memory_ratio: Option<f64>,
+    /// Speed of the two-bit algorithm as a fraction of the in-memory one (default: 0.44, the
+    /// 16-core machine: level 28 at 16.6 M positions/s with `build --mode two-bit --threads
+    /// 16` against 37.4 M/s in memory).
+    #[arg(long)]
+    pub two_bit_ratio: Option<f64>,
     /// Plan for depth tables too (`build --depth`): each level's depth pass after its values
     /// (0.25 bytes of RAM per position, its wave files on disk, 1 byte per position of table).
     #[arg(long)]
     pub depth: bool,
-    /// Speed of the depth pass as a fraction of the in-memory build (default: level 24 on
-    /// the 2-core development machine, scripts/bench-depth.sh: 0.93 of the two-bit build's
-    /// speed, itself 0.44 of the in-memory one).
-    #[arg(long, default_value_t = 0.4)]
-    pub depth_ratio: f64,
+    /// Speed of the depth pass (and of `verify --prove`) as a fraction of the in-memory build
+    /// (default: 0.65, the 16-core machine: `verify --prove --stones 28 --threads 16`, the
+    /// depth pass with the proof, at 24.3 M positions/s against 37.4 M/s building the level).
+    #[arg(long)]
+    pub depth_ratio: Option<f64>,
     /// Plan for tables compressed as they are built (`build --compress`): disk from the
     /// compressed sizes measured to 34 seeds (3.9 bits per position) and their trend; and
     /// what the result takes to download, its values in the probe form (`compress --probe`:
@@ -369,10 +377,11 @@ pub struct PlanArgs {
     /// shown as such and need no time or new disk.
     #[arg(long, default_value = "awari-db")]
     pub db: PathBuf,
-    /// Sequential disk bandwidth in MB/s for the I/O estimate (default: a SATA SSD; a
-    /// fast NVMe drive does 2000 or more).
-    #[arg(long, default_value_t = 500.0)]
-    pub disk_bandwidth: f64,
+    /// Sequential disk bandwidth in MB/s for the I/O estimate (default: 500, a SATA SSD, an
+    /// assumption, not measured; a fast NVMe drive does 2000 or more; a --calibration file's
+    /// is measured with dd, direct I/O).
+    #[arg(long)]
+    pub disk_bandwidth: Option<f64>,
     /// Plan a distributed build (`build --distributed`) over this many MPI ranks, each with
     /// --threads cores and --memory-per-rank of memory.
     #[arg(long, default_value_t = 1)]
@@ -402,6 +411,8 @@ impl PlanArgs {
             max_stones,
             memory,
             threads,
+            calibration,
+            mode,
             rate_per_thread,
             low_memory_ratio,
             two_bit_ratio,
@@ -417,6 +428,75 @@ impl PlanArgs {
             distributed_efficiency,
             traffic_per_position,
         } = self;
+        for (name, value) in [
+            ("--rate-per-thread", rate_per_thread),
+            ("--low-memory-ratio", low_memory_ratio),
+            ("--two-bit-ratio", two_bit_ratio),
+            ("--depth-ratio", depth_ratio),
+            ("--disk-bandwidth", disk_bandwidth),
+        ] {
+            if value.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
+                anyhow::bail!("{name} must be a positive number");
+            }
+        }
+        let given: Vec<&str> = [
+            ("--rate-per-thread", rate_per_thread.is_some()),
+            ("--low-memory-ratio", low_memory_ratio.is_some()),
+            ("--two-bit-ratio", two_bit_ratio.is_some()),
+            ("--depth-ratio", depth_ratio.is_some()),
+            ("--disk-bandwidth", disk_bandwidth.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        let cal = match &calibration {
+            Some(path) => Some(plan::Calibration::read(path).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        // An option, else the file's, else the default.
+        let ratio_of = |rate: Option<f64>| {
+            let c = cal.as_ref()?;
+            Some(rate? / c.memory_rate)
+        };
+        let rate = rate_per_thread
+            .or(cal.as_ref().map(|c| c.memory_rate))
+            .unwrap_or(plan::DEFAULT_RATE);
+        let low_ratio = low_memory_ratio
+            .or_else(|| ratio_of(cal.as_ref()?.low_memory_rate))
+            .unwrap_or(plan::DEFAULT_LOW_RATIO);
+        let two_bit_ratio = two_bit_ratio
+            .or_else(|| ratio_of(cal.as_ref()?.two_bit_rate))
+            .unwrap_or(plan::DEFAULT_TWO_BIT_RATIO);
+        // --depth-ratio sets both, as its help says; a file has them apart.
+        let verify_ratio = depth_ratio
+            .or_else(|| ratio_of(cal.as_ref()?.verify_rate))
+            .unwrap_or(plan::DEFAULT_DEPTH_RATIO);
+        let depth_ratio = depth_ratio
+            .or_else(|| ratio_of(cal.as_ref()?.depth_rate))
+            .unwrap_or(plan::DEFAULT_DEPTH_RATIO);
+        let bandwidth = disk_bandwidth
+            .map(|mb| mb * 1e6)
+            .or_else(|| cal.as_ref()?.bandwidth())
+            .unwrap_or(plan::DEFAULT_BANDWIDTH);
+        let scale = |sample: Option<plan::IoSample>, two_bit: bool| {
+            sample.map_or(1.0, |s| s.scale(two_bit).unwrap_or(1.0))
+        };
+        let low_io_scale = scale(cal.as_ref().and_then(|c| c.low_memory_io), false);
+        let two_bit_io_scale = scale(cal.as_ref().and_then(|c| c.two_bit_io), true);
+        let source = format!(
+            "{}{}",
+            calibration
+                .as_ref()
+                .map_or(plan::DEFAULT_SOURCE.to_string(), |p| format!(
+                    "calibration {}",
+                    p.display()
+                )),
+            if given.is_empty() {
+                String::new()
+            } else {
+                format!(", with {} as given", given.join(", "))
+            }
+        );
         if ranks > 1 || memory_per_rank.is_some() {
             let cluster = plan::Cluster {
                 ranks: ranks.max(1),
@@ -425,12 +505,12 @@ impl PlanArgs {
                     .or_else(sys::memory_available)
                     .context("give --memory-per-rank")?,
                 threads: threads.unwrap_or_else(rayon::current_num_threads),
-                rate: rate_per_thread,
+                rate,
                 efficiency: distributed_efficiency,
-                low_ratio: low_memory_ratio,
+                low_ratio,
                 traffic_2: traffic_per_position,
                 network: network_gbit * 1e9 / 8.0,
-                disk: disk_bandwidth * 1e6,
+                disk: bandwidth,
             };
             return Ok(plan::render_distributed(max_stones, &cluster));
         }
@@ -445,11 +525,16 @@ impl PlanArgs {
                 sys::disk_free(dir)
             }),
             threads: threads.unwrap_or_else(rayon::current_num_threads),
-            rate: rate_per_thread,
-            low_ratio: low_memory_ratio,
+            rate,
+            low_ratio,
             two_bit_ratio,
             depth_ratio,
-            bandwidth: disk_bandwidth * 1e6,
+            verify_ratio,
+            bandwidth,
+            low_io_scale,
+            two_bit_io_scale,
+            source,
+            mode: mode.into(),
             built: std::array::from_fn(|n| {
                 level_exists(n as u32)
                     && (level_path(&db, n as u32).exists()

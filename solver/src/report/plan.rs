@@ -1,15 +1,253 @@
-//! `plan`: what building levels 0..N takes, from the level sizes, a measured build speed and a
-//! stated disk bandwidth.
+//! `plan`: what building levels 0..N takes, from the level sizes, measured build speeds (the
+//! defaults below, or a machine's own from `scripts/calibrate.sh`) and a disk bandwidth.
+
+use std::path::Path;
 
 use awari_db::{level_exists, level_size};
 
+use crate::build::Mode;
+use crate::exits::lower_positions;
 use crate::level::memory_needed;
 use crate::lowmem;
 use crate::sys::human;
 use crate::twobit;
 
+/// The default in-memory build speed per thread, positions per second: the 16-core machine
+/// (16 threads, 125 GB) built levels 25..28 at 33.8, 33.4, 33.4 and 37.4 M positions/s
+/// settling in rounds (`awari-solver build --max-stones 28 --threads 16`), 2.1–2.3 M/s per
+/// thread; depth first, levels 25 and 26 ran at 37.0 and 41.1 M/s (2.3–2.6 M/s per thread).
+/// Smaller levels run faster per position (level 24: 62.3 M/s, 3.9 M/s per thread), larger
+/// ones slower: the rate of levels ≥ 25.
+pub const DEFAULT_RATE: f64 = 2.3e6;
+/// The default low-memory speed as a fraction of the in-memory one: not measured on the
+/// 16-core machine; on the 2-core machine 0.88 on levels 0..24 (`scripts/ab.sh` with
+/// `LOWMEM=1`) and 0.93 on level 27 alone.
+pub const DEFAULT_LOW_RATIO: f64 = 0.88;
+/// The default two-bit speed as a fraction of the in-memory one: level 28 on the 16-core
+/// machine, 16.6 M positions/s in two-bit mode (`build --mode two-bit --threads 16`) against
+/// 37.4 M/s in memory.
+pub const DEFAULT_TWO_BIT_RATIO: f64 = 16.6 / 37.4;
+/// The default speed of the depth pass, and of `verify --prove` (the depth pass that also
+/// recomputes every entry), as a fraction of the in-memory build: `verify --prove` of level 28
+/// on the 16-core machine, 24.3 M positions/s with 16 threads, against 37.4 M/s building it.
+/// The plain depth pass costs about 1/1.28 of the proof, so this is pessimistic for it.
+pub const DEFAULT_DEPTH_RATIO: f64 = 24.3 / 37.4;
+/// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
+/// measurement; a fast NVMe drive does 2000 MB/s or more).
+pub const DEFAULT_BANDWIDTH: f64 = 500e6;
+/// Where the defaults come from, as the plan's assumptions line says.
+pub const DEFAULT_SOURCE: &str = "defaults (16-core measurements)";
+
+/// A machine's measured speeds, as `scripts/calibrate.sh` writes them: a JSON object
+///
+/// ```text
+/// {
+///   "machine": "2 cores, 23.4 GiB",          (free text, not read)
+///   "threads": 2,                             (threads used to measure)
+///   "level": 22,                              (the level measured)
+///   "rate_per_thread": {"memory": 4.9e6, "low_memory": 4.2e6, "two_bit": 2.1e6,
+///                       "depth": 1.9e6, "verify": 1.5e6},
+///   "io_per_position": {"low_memory": 55.1, "two_bit": 61.0},
+///   "exit_passes": {"low_memory": 4, "two_bit": 4},
+///   "disk_bandwidth": {"write": 1.1e9, "read": 1.6e9},
+///   "seconds": {...}, "peak_bytes_per_position": {...}   (what was measured, not read)
+/// }
+/// ```
+///
+/// Rates are positions per second per thread; `io_per_position` are the bytes read and
+/// written per position of the level (the build summary's `I/O r/pos` and `w/pos`) with
+/// `exit_passes` passes over the lower levels; bandwidths are bytes per second. Only
+/// `rate_per_thread.memory` is required; what is missing keeps its default (a missing mode's
+/// rate: its default fraction of the in-memory one).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Calibration {
+    /// In-memory build, positions per second per thread.
+    pub memory_rate: f64,
+    /// Low-memory build, positions per second per thread.
+    pub low_memory_rate: Option<f64>,
+    /// Two-bit build, positions per second per thread.
+    pub two_bit_rate: Option<f64>,
+    /// The depth pass (`depth`), positions per second per thread.
+    pub depth_rate: Option<f64>,
+    /// `verify --prove`, positions per second per thread.
+    pub verify_rate: Option<f64>,
+    /// The low-memory build's disk traffic.
+    pub low_memory_io: Option<IoSample>,
+    /// The two-bit build's disk traffic.
+    pub two_bit_io: Option<IoSample>,
+    /// Sequential write bandwidth, bytes per second.
+    pub disk_write: Option<f64>,
+    /// Sequential read bandwidth, bytes per second.
+    pub disk_read: Option<f64>,
+}
+
+/// Bytes read and written per position of one level built out of core.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IoSample {
+    /// The level built.
+    pub level: u32,
+    /// Its passes over the lower levels (exit buckets).
+    pub passes: u64,
+    /// Bytes read and written per position of the level.
+    pub bytes_per_position: f64,
+}
+
+impl IoSample {
+    /// The measured traffic of the level's own work (the lower levels' passes taken off) over
+    /// what the plan's model gives it ([`level_io`] of the low-memory algorithm, or
+    /// [`twobit::work_io`]): the factor by which the plan scales that model.
+    pub fn scale(&self, two_bit: bool) -> Result<f64, String> {
+        let (n, passes) = (self.level, self.passes);
+        let lower = (lower_positions(n) * passes) as f64;
+        let measured = self.bytes_per_position * level_size(n) as f64 - lower;
+        let modelled = if two_bit {
+            twobit::work_io(n) as f64
+        } else {
+            level_io(n, passes, true) as f64 - lower
+        };
+        if measured <= 0.0 {
+            return Err(format!(
+                "{:.2} bytes per position is less than the lower levels' {passes} pass(es) alone ({:.2})",
+                self.bytes_per_position,
+                lower / level_size(n) as f64
+            ));
+        }
+        Ok(measured / modelled)
+    }
+}
+
+impl Calibration {
+    /// Read a calibration file (see [`Calibration`]).
+    pub fn read(path: &Path) -> Result<Calibration, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("calibration file {}: {e}", path.display()))?;
+        Calibration::parse(&text).map_err(|e| format!("calibration file {}: {e}", path.display()))
+    }
+
+    /// Parse a calibration file's text: unknown keys, a missing in-memory rate, or a number
+    /// that is not positive and finite are errors.
+    pub fn parse(text: &str) -> Result<Calibration, String> {
+        use serde_json::Value;
+        let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+        let Value::Object(top) = doc else {
+            return Err("expected a JSON object".into());
+        };
+        let number = |key: &str, v: &Value| -> Result<f64, String> {
+            match v.as_f64() {
+                Some(x) if x.is_finite() && x > 0.0 => Ok(x),
+                _ => Err(format!("{key}: expected a positive number, got {v}")),
+            }
+        };
+        // The named object's numbers, each of its keys one of `allowed`.
+        let object = |key: &str, allowed: &[&str]| -> Result<Vec<(String, f64)>, String> {
+            let Some(v) = top.get(key) else {
+                return Ok(Vec::new());
+            };
+            let Value::Object(o) = v else {
+                return Err(format!("{key}: expected an object, got {v}"));
+            };
+            o.iter()
+                .map(|(k, v)| {
+                    if !allowed.contains(&k.as_str()) {
+                        return Err(format!(
+                            "{key}.{k}: unknown key (expected one of {})",
+                            allowed.join(", ")
+                        ));
+                    }
+                    Ok((k.clone(), number(&format!("{key}.{k}"), v)?))
+                })
+                .collect()
+        };
+        const TOP: [&str; 9] = [
+            "machine",
+            "threads",
+            "level",
+            "rate_per_thread",
+            "io_per_position",
+            "exit_passes",
+            "disk_bandwidth",
+            "seconds",
+            "peak_bytes_per_position",
+        ];
+        if let Some(k) = top.keys().find(|k| !TOP.contains(&k.as_str())) {
+            return Err(format!(
+                "{k}: unknown key (expected one of {})",
+                TOP.join(", ")
+            ));
+        }
+        for key in ["threads", "level"] {
+            if let Some(v) = top.get(key) {
+                if v.as_u64().is_none_or(|x| x == 0) {
+                    return Err(format!("{key}: expected a positive whole number, got {v}"));
+                }
+            }
+        }
+        const MODES: [&str; 5] = ["memory", "low_memory", "two_bit", "depth", "verify"];
+        const OUT_OF_CORE: [&str; 2] = ["low_memory", "two_bit"];
+        let get = |pairs: &[(String, f64)], k: &str| {
+            pairs.iter().find(|(key, _)| key == k).map(|&(_, x)| x)
+        };
+        let rates = object("rate_per_thread", &MODES)?;
+        let io = object("io_per_position", &OUT_OF_CORE)?;
+        let passes = object("exit_passes", &OUT_OF_CORE)?;
+        let disk = object("disk_bandwidth", &["write", "read"])?;
+        // What was measured besides, for people: any object.
+        for key in ["seconds", "peak_bytes_per_position"] {
+            if let Some(v) = top.get(key).filter(|v| !v.is_object()) {
+                return Err(format!("{key}: expected an object, got {v}"));
+            }
+        }
+        let memory_rate = get(&rates, "memory")
+            .ok_or("rate_per_thread.memory: missing (the in-memory rate is required)")?;
+        let level = top.get("level").and_then(Value::as_u64);
+        let sample = |mode: &str| -> Result<Option<IoSample>, String> {
+            let Some(bytes) = get(&io, mode) else {
+                return Ok(None);
+            };
+            let n = match level {
+                Some(n) if n <= 48 && level_exists(n as u32) => n as u32,
+                Some(n) => return Err(format!("level: {n} is not a level")),
+                None => return Err(format!("io_per_position.{mode} needs \"level\"")),
+            };
+            let p = get(&passes, mode)
+                .filter(|p| p.fract() == 0.0)
+                .ok_or(format!(
+                    "io_per_position.{mode} needs exit_passes.{mode}, a whole number"
+                ))?;
+            let s = IoSample {
+                level: n,
+                passes: p as u64,
+                bytes_per_position: bytes,
+            };
+            s.scale(mode == "two_bit")
+                .map_err(|e| format!("io_per_position.{mode}: {e}"))?;
+            Ok(Some(s))
+        };
+        Ok(Calibration {
+            memory_rate,
+            low_memory_rate: get(&rates, "low_memory"),
+            two_bit_rate: get(&rates, "two_bit"),
+            depth_rate: get(&rates, "depth"),
+            verify_rate: get(&rates, "verify"),
+            low_memory_io: sample("low_memory")?,
+            two_bit_io: sample("two_bit")?,
+            disk_write: get(&disk, "write"),
+            disk_read: get(&disk, "read"),
+        })
+    }
+
+    /// The sequential bandwidth the plan uses: the harmonic mean of the write and read
+    /// bandwidths (writing and reading back the same bytes), or the one measured.
+    pub fn bandwidth(&self) -> Option<f64> {
+        match (self.disk_write, self.disk_read) {
+            (Some(w), Some(r)) => Some(2.0 / (1.0 / w + 1.0 / r)),
+            (w, r) => w.or(r),
+        }
+    }
+}
+
 /// What the plan assumes about the machine.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Machine {
     /// Bytes of memory a level may use (`None`: unknown, no limit).
     pub memory: Option<u64>,
@@ -25,13 +263,26 @@ pub struct Machine {
     pub two_bit_ratio: f64,
     /// The depth pass's speed as a fraction of the in-memory build speed (with depth tables).
     pub depth_ratio: f64,
+    /// `verify --prove`'s speed as a fraction of the in-memory build speed.
+    pub verify_ratio: f64,
     /// Sequential disk bandwidth, bytes per second.
     pub bandwidth: f64,
+    /// The low-memory and two-bit levels' own disk traffic (the lower levels' passes apart)
+    /// as a multiple of the model's ([`level_io`], [`twobit::work_io`]); 1 without a
+    /// calibration.
+    pub low_io_scale: f64,
+    /// The same for the two-bit levels.
+    pub two_bit_io_scale: f64,
+    /// Where the rates come from, as the assumptions line says.
+    pub source: String,
     /// Levels already in the database: their disk is already used, and they take no time.
     pub built: [bool; 49],
     /// Tables compressed as they are built (`build --compress`): disk per level from
     /// [`compressed_bytes`], and each level's plain table held until it is compressed.
     pub compress: bool,
+    /// The level algorithm: [`Mode::Auto`] (the first that fits, as `build` picks it) or the
+    /// one `build --mode` would be given, for every level.
+    pub mode: Mode,
 }
 
 /// Bits per position of the compressed tables of levels 0..=34, measured by
@@ -96,7 +347,7 @@ pub fn compressed_bytes(n: u32) -> u64 {
 /// exits phase, read and written back once per settling step (n steps), and read once more
 /// to write the table; and the table itself, written once.
 pub fn level_io(n: u32, passes: u64, low_memory: bool) -> u64 {
-    let lower = crate::exits::lower_positions(n);
+    let lower = lower_positions(n);
     let size = level_size(n);
     let work = if low_memory {
         size * (1 + 2 * u64::from(n) + 1)
@@ -107,10 +358,10 @@ pub fn level_io(n: u32, passes: u64, low_memory: bool) -> u64 {
 }
 
 /// Sequential bytes level `n` reads and writes in two-bit mode with `passes` exit buckets:
-/// the lower levels once per pass and the work file (see [`twobit::work_io`]), which becomes
-/// the table.
-pub fn two_bit_io(n: u32, passes: u64) -> u64 {
-    crate::exits::lower_positions(n) * passes + twobit::work_io(n)
+/// the lower levels once per pass and the work file (see [`twobit::work_io`], scaled by
+/// `scale`, 1 for the model as it is), which becomes the table.
+pub fn two_bit_io(n: u32, passes: u64, scale: f64) -> u64 {
+    lower_positions(n) * passes + (twobit::work_io(n) as f64 * scale) as u64
 }
 
 /// A table of memory, disk, I/O and estimated time per level, with totals.
@@ -125,16 +376,19 @@ pub fn two_bit_io(n: u32, passes: u64) -> u64 {
 /// checkpoints of 0.25 bytes per position); disk is 1 byte per position for values (or, with
 /// `compress`, the measured compressed size of [`compressed_bytes`]; plus [`depth_bytes`] for
 /// depths); compute time = positions / (threads × rate per thread), slowed by the
-/// low-memory or two-bit ratio; I/O time = the sequential bytes of [`level_io`] at the stated bandwidth,
-/// counted as if nothing were cached and nothing overlapped (pessimistic: the lower levels are
-/// often still in the page cache, and streaming overlaps computing). The rates are measured by
-/// `scripts/bench.sh` on the development machine; larger levels run somewhat slower per
-/// position (more cache misses), so compute times are optimistic.
+/// low-memory or two-bit ratio; I/O time = the sequential bytes of [`level_io`] and
+/// [`two_bit_io`] (their own part scaled by the machine's measured traffic, if calibrated) at
+/// the stated bandwidth, counted as if nothing were cached and nothing overlapped
+/// (pessimistic: the lower levels are often still in the page cache, and streaming overlaps
+/// computing). The rates are the defaults ([`DEFAULT_RATE`] and the ratios beside it) or a
+/// calibration's; larger levels run somewhat slower per position (more cache misses), so
+/// compute times are optimistic. A line after the total states the assumptions
+/// ([`assumptions`]), and one the time `verify --prove` of the levels would take.
 pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut s = String::new();
     let per_sec = m.rate * m.threads as f64;
     s.push_str(&format!(
-        "plan: levels 0..{max}, {} threads at {:.2}M positions/s each ({:.1}M/s in memory, {:.0}% of that in low-memory mode, {:.0}% in two-bit mode), memory limit {}, disk free {}, sequential I/O at {:.0} MB/s{}\n",
+        "plan: levels 0..{max}, {} threads at {:.2}M positions/s each ({:.1}M/s in memory, {:.0}% of that in low-memory mode, {:.0}% in two-bit mode), memory limit {}, disk free {}, sequential I/O at {:.0} MB/s{}{}\n",
         m.threads,
         m.rate / 1e6,
         per_sec / 1e6,
@@ -148,6 +402,10 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             (true, false) => ", with depth tables",
             (false, true) => ", tables compressed as built",
             (false, false) => "",
+        },
+        match m.mode {
+            Mode::Auto => String::new(),
+            mode => format!(", every level in {} mode", mode.name()),
         }
     ));
     s.push_str(&format!(
@@ -161,6 +419,8 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut first_no_disk = None;
     let mut peak_work = 0u64;
     let mut disk_new = 0u64; // of the levels not built yet
+                             // `verify --prove` of every level planned: the depth pass with the proof.
+    let mut prove_secs = 0f64;
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
         // Depth tables as stored by default: plain up to 20 seeds, compressed above.
@@ -175,6 +435,9 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         values_total += values_disk;
         depth_total += depth_disk;
         probe_total += probe_form_bytes(n);
+        let prove_passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
+        prove_secs += p as f64 / (per_sec * m.verify_ratio)
+            + crate::depth::work_io(n, prove_passes) as f64 / m.bandwidth;
         if m.built[n as usize] {
             s.push_str(&format!(
                 "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}  in the database\n",
@@ -192,22 +455,25 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         let in_memory = memory_needed(n, false);
         let low = lowmem::memory_needed(n, m.threads);
         let two_bit = twobit::memory_needed(n, m.threads);
-        let (mode, ram, compute, io, work) = if fits(in_memory) {
+        let may = |mode: Mode| m.mode == Mode::Auto || m.mode == mode;
+        let (mode, ram, compute, io, work) = if may(Mode::InMemory) && fits(in_memory) {
             let io = level_io(n, 1, false);
             ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
-        } else if fits(low) {
+        } else if may(Mode::LowMemory) && fits(low) {
             let bucket = lowmem::exit_bucket(n, m.threads, m.memory);
             let passes = p.div_ceil(bucket);
             let ram = lowmem::memory_used(n, m.threads, bucket);
             let mode = if passes > 1 {
-                "low-memory, exits in buckets"
+                format!("low-memory, {passes} exit passes")
             } else {
-                "low-memory"
+                "low-memory".to_string()
             };
             let compute = p as f64 / (per_sec * m.low_ratio);
-            let io = level_io(n, passes, true);
-            (mode.to_string(), ram, compute, io, lowmem::disk_needed(n))
-        } else if fits(two_bit) {
+            let lower = lower_positions(n) * passes;
+            let own = (level_io(n, passes, true) - lower) as f64 * m.low_io_scale;
+            let io = lower + own as u64;
+            (mode, ram, compute, io, lowmem::disk_needed(n))
+        } else if may(Mode::TwoBit) && fits(two_bit) {
             let bucket = twobit::exit_bucket(n, m.threads, m.memory);
             let passes = p.div_ceil(bucket);
             let ram = twobit::memory_used(n, m.threads, bucket);
@@ -217,13 +483,19 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
                 "two-bit".to_string()
             };
             let compute = p as f64 / (per_sec * m.two_bit_ratio);
-            let io = two_bit_io(n, passes);
+            let io = two_bit_io(n, passes, m.two_bit_io_scale);
             (mode, ram, compute, io, twobit::disk_needed(n))
         } else {
             if first_unfit.is_none() {
                 first_unfit = Some(n);
             }
-            ("does not fit".to_string(), low.min(two_bit), f64::NAN, 0, 0)
+            let need = match m.mode {
+                Mode::InMemory => in_memory,
+                Mode::LowMemory => low,
+                Mode::TwoBit => two_bit,
+                Mode::Auto => low.min(two_bit),
+            };
+            ("does not fit".to_string(), need, f64::NAN, 0, 0)
         };
         // The depth pass after the values: its RAM, time, I/O and wave files.
         let (mode, ram, compute, io, work) = if depth {
@@ -296,6 +568,11 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         } else {
             ""
         }
+    ));
+    s.push_str(&assumptions(m));
+    s.push_str(&format!(
+        "to prove: `verify --prove` of levels 0..{max} takes about {} more (the depth pass with the proof, its I/O included)\n",
+        duration(prove_secs)
     ));
     if m.compress {
         s.push_str(&format!(
@@ -456,6 +733,24 @@ pub fn render_distributed(max: u32, c: &Cluster) -> String {
     s
 }
 
+/// The plan's assumptions in one line: the rates per thread of each mode, the out-of-core
+/// modes' disk traffic against the model's, the bandwidth, and where they come from.
+pub fn assumptions(m: &Machine) -> String {
+    let mega = |ratio: f64| format!("{:.2}M", m.rate * ratio / 1e6);
+    format!(
+        "assumed: per thread, in memory {}, low-memory {}, two-bit {}, depth pass {}, verify --prove {} positions/s; low-memory and two-bit disk traffic {:.2}× and {:.2}× the model's; sequential I/O {:.0} MB/s; from {}\n",
+        mega(1.0),
+        mega(m.low_ratio),
+        mega(m.two_bit_ratio),
+        mega(m.depth_ratio),
+        mega(m.verify_ratio),
+        m.low_io_scale,
+        m.two_bit_io_scale,
+        m.bandwidth / 1e6,
+        m.source
+    )
+}
+
 /// Seconds in words: `42 s`, `3.5 min`, `2.1 h`, `4.0 days`.
 pub fn duration(secs: f64) -> String {
     if secs < 90.0 {
@@ -482,9 +777,14 @@ mod tests {
             low_ratio: 0.8,
             two_bit_ratio: 0.4,
             depth_ratio: 0.4,
+            verify_ratio: 0.4,
             bandwidth: 500e6,
+            low_io_scale: 1.0,
+            two_bit_io_scale: 1.0,
+            source: "the tests".into(),
             built: [false; 49],
             compress: false,
+            mode: Mode::Auto,
         }
     }
 
@@ -614,7 +914,7 @@ mod tests {
             .lines()
             .find(|l| l.trim_start().starts_with("36 "))
             .unwrap();
-        assert!(line36.contains("exits in buckets"), "{line36}");
+        assert!(line36.contains("low-memory, 5 exit passes"), "{line36}");
     }
 
     #[test]
@@ -682,6 +982,144 @@ mod tests {
             probe_form_bytes(34),
             (level_size(34) as f64 * trend / 8.0).ceil() as u64
         );
+    }
+
+    /// `plan --mode` plans every level with that algorithm, as `build --mode` builds it.
+    #[test]
+    fn a_forced_mode_applies_to_every_level() {
+        let g = 1u64 << 30;
+        let forced = |mode| {
+            render(
+                30,
+                &Machine {
+                    mode,
+                    ..machine(64 * g, 2048 * g)
+                },
+                false,
+            )
+        };
+        let two_bit = forced(Mode::TwoBit);
+        let line = two_bit.lines().find(|l| l.starts_with("   22 ")).unwrap();
+        // Its exits phase holds at most 0.32 bytes per position (or the states' 0.25 and
+        // the fixed part): level 22 in 5 passes, whatever the memory.
+        assert!(line.ends_with("two-bit, 5 exit passes"), "{line}");
+        assert!(two_bit.contains("every level in two-bit mode"), "{two_bit}");
+        let low = forced(Mode::LowMemory);
+        let line = low.lines().find(|l| l.starts_with("   30 ")).unwrap();
+        assert!(line.ends_with("low-memory"), "{line}");
+        // A level too large for the forced mode does not fit, even where another mode would.
+        let tight = render(
+            30,
+            &Machine {
+                mode: Mode::LowMemory,
+                ..machine(1 << 30, 2048 * g)
+            },
+            false,
+        );
+        let line = tight.lines().find(|l| l.starts_with("   30 ")).unwrap();
+        assert!(line.ends_with("does not fit"), "{line}");
+        assert!(
+            line.contains(&human(lowmem::memory_needed(30, 2))),
+            "{line}"
+        );
+    }
+
+    const CALIBRATION: &str = r#"{
+        "machine": "a test", "threads": 2, "level": 22,
+        "rate_per_thread": {"memory": 5e6, "low_memory": 4e6, "two_bit": 2e6, "depth": 1.5e6, "verify": 1e6},
+        "io_per_position": {"low_memory": 60.0, "two_bit": 70.0},
+        "exit_passes": {"low_memory": 4, "two_bit": 4},
+        "disk_bandwidth": {"write": 1e9, "read": 2e9},
+        "seconds": {"memory": 40.1}, "peak_bytes_per_position": {"two_bit": 0.34}
+    }"#;
+
+    #[test]
+    fn a_calibration_file_is_read() {
+        let c = Calibration::parse(CALIBRATION).unwrap();
+        assert_eq!(c.memory_rate, 5e6);
+        assert_eq!(c.two_bit_rate, Some(2e6));
+        assert_eq!(c.verify_rate, Some(1e6));
+        let io = c.two_bit_io.unwrap();
+        assert_eq!((io.level, io.passes, io.bytes_per_position), (22, 4, 70.0));
+        // Writing and reading 1 byte takes 1.5 ns: 1.33 GB/s.
+        assert!((c.bandwidth().unwrap() - 4e9 / 3.0).abs() < 1.0);
+        // The scale: the measured work traffic over the model's.
+        let lower = (lower_positions(22) * 4) as f64;
+        let p = level_size(22) as f64;
+        let want = (70.0 * p - lower) / twobit::work_io(22) as f64;
+        assert!((io.scale(true).unwrap() - want).abs() < 1e-9);
+        // Only the in-memory rate is required.
+        let least = Calibration::parse(r#"{"rate_per_thread": {"memory": 3e6}}"#).unwrap();
+        assert_eq!(least.bandwidth(), None);
+        assert_eq!(least.low_memory_io, None);
+    }
+
+    #[test]
+    fn a_malformed_calibration_says_what_is_wrong() {
+        let err = |text: &str| Calibration::parse(text).unwrap_err();
+        assert!(err("{").starts_with("not JSON"), "{}", err("{"));
+        assert!(err("[1]").contains("JSON object"));
+        assert!(err(r#"{"rate_per_thread": {}}"#).contains("rate_per_thread.memory: missing"));
+        assert!(err(r#"{"rate_per_thread": {"memory": -1}}"#).contains("positive number"));
+        assert!(err(r#"{"rate_per_thread": {"memory": "fast"}}"#).contains("positive number"));
+        assert!(err(r#"{"rate_per_thread": {"memroy": 1}}"#).contains("unknown key"));
+        assert!(err(r#"{"rates": 1}"#).contains("rates: unknown key"));
+        let no_passes = r#"{"level": 22, "rate_per_thread": {"memory": 1e6}, "io_per_position": {"two_bit": 70}}"#;
+        assert!(err(no_passes).contains("exit_passes.two_bit"));
+        let too_little = r#"{"level": 22, "rate_per_thread": {"memory": 1e6},
+            "io_per_position": {"two_bit": 1}, "exit_passes": {"two_bit": 4}}"#;
+        assert!(err(too_little).contains("less than the lower levels"));
+        assert!(err(r#"{"level": 47, "rate_per_thread": {"memory": 1e6}, "io_per_position": {"two_bit": 70}, "exit_passes": {"two_bit": 1}}"#).contains("not a level"));
+        for e in [err("{"), err(no_passes)] {
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    /// The traffic scales apply to the out-of-core levels' own I/O, not the lower levels'.
+    #[test]
+    fn io_scales_multiply_the_modelled_work_traffic() {
+        let g = 1u64 << 30;
+        let io_of = |m: &Machine, n: &str| -> String {
+            let plan = render(48, m, false);
+            let line = plan
+                .lines()
+                .find(|l| l.trim_start().starts_with(n))
+                .unwrap();
+            line.split_whitespace()
+                .skip(8)
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let base = Machine {
+            threads: 16,
+            ..machine(64 * g, 2048 * g)
+        };
+        let doubled = Machine {
+            two_bit_io_scale: 2.0,
+            low_io_scale: 3.0,
+            ..base.clone()
+        };
+        let passes = 4;
+        let lower = lower_positions(48) * passes;
+        assert_eq!(io_of(&base, "48 "), human(two_bit_io(48, passes, 1.0)));
+        assert_eq!(
+            io_of(&doubled, "48 "),
+            human(lower + 2 * twobit::work_io(48))
+        );
+        let k = level_size(43).div_ceil(lowmem::exit_bucket(43, 16, Some(64 * g)));
+        assert!(k > 1);
+        let plain = level_io(43, k, true) - lower_positions(43) * k;
+        assert_eq!(
+            io_of(&doubled, "43 "),
+            human(lower_positions(43) * k + 3 * plain)
+        );
+        let line = render(48, &doubled, false);
+        assert!(
+            line.contains("disk traffic 3.00× and 2.00× the model's"),
+            "{line}"
+        );
+        assert!(line.contains("from the tests"), "{line}");
     }
 
     /// The sum of `bytes` over the levels 0..=max that exist.

@@ -9,6 +9,7 @@ mod depth;
 mod determinism;
 mod distributed;
 mod levels_to_20;
+mod plan;
 mod progress;
 mod published;
 mod reference;

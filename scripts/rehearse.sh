@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# A dress rehearsal of the whole game at small levels. `awari-solver plan` (PLAN, by default
+# level 48 on 64 GiB and 16 threads) says which level algorithm each large level gets and with
+# how many exit passes; the largest level of each algorithm is its tightest squeeze. Each of
+# those algorithms then builds levels LEVELS on top of levels 0..FIRST-1 (built once in memory):
+#   - memory: `build --mode memory`, the reference;
+#   - low-memory and two-bit (those the plan uses): `build --mode M --memory X`, level by level,
+#     X the least memory with which the level has as few exit passes as the plan's tightest
+#     level of that algorithm (two-bit levels below 25 seeds cannot go under 5 passes, the
+#     plan's level 48 has 4), so the exits phase runs in buckets as it will there.
+# Every table is compared byte for byte (cmp) with the in-memory one. Then each algorithm
+# builds level FIRST once more and is killed (SIGKILL) partway, KILL_AT of its first run's time
+# in; the build is run again (a two-bit level resumes at its checkpoint, the others start the
+# level afresh) and its table compared again. Per algorithm the script prints the positions/s
+# and the bytes read and written per position measured (the build summary's) beside what
+# `plan` assumes for the same level, memory and threads (with CALIBRATION, a file of
+# scripts/calibrate.sh; else plan's defaults, measured on the 16-core machine), and whether
+# they agree within 20 %. Exits non-zero if any table differs or a resumed build fails; a
+# disagreement with the plan is reported, not fatal.
+#
+# Usage: scripts/rehearse.sh [LEVELS=22..23]   (FIRST..LAST, or one level)
+#   THREADS=nproc  threads for every build (and for the plan's assumptions)
+#   PLAN="--max-stones 48 --memory 64G --threads 16"
+#   CALIBRATION=/path  plan's rates and traffic from this calibration file
+#   KILL_AT=0.5    when to kill, as a share of the level's first build time (at least 2 s)
+#   WORK=/path     where to build (default: a temporary directory, removed afterwards)
+#   REUSE=/db      take levels 0..FIRST-1 from this database (hard links) instead of building
+#   SOLVER=/path   rehearse with this awari-solver binary instead of building the checkout's
+# How long it takes: docs/performance.md (about 22 minutes on 2 busy cores; LEVELS=16..17, 1).
+set -euo pipefail
+RANGE=${1:-22..23}
+FIRST=${RANGE%%..*}
+LAST=${RANGE##*..}
+CALIBRATION=${CALIBRATION:-}
+case $CALIBRATION in '' | /*) ;; *) CALIBRATION=$PWD/$CALIBRATION ;; esac
+# Paths given relative to where the script was started.
+[ -n "${REUSE:-}" ] && REUSE=$(realpath "$REUSE")
+[ -n "${WORK:-}" ] && WORK=$(realpath -m "$WORK")
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+solver_bin
+T=${THREADS:-$(nproc)}
+KILL_AT=${KILL_AT:-0.5}
+read -r -a PLAN_ARGS <<< "${PLAN:---max-stones 48 --memory 64G --threads 16}"
+CAL_ARGS=()
+[ -n "${CALIBRATION:-}" ] && CAL_ARGS=(--calibration "$CALIBRATION")
+BASE=${WORK:-$(mktemp -d)}
+mkdir -p "$BASE"
+trap '[ -z "${WORK:-}" ] && rm -rf "$BASE"' EXIT
+START=$(date +%s)
+elapsed() { echo "$(($(date +%s) - START)) s"; }
+LEVELS=()
+for n in $(seq "$FIRST" "$LAST"); do [ "$n" != 47 ] && LEVELS+=("$n"); done
+table() { printf "%s/level-%02d.values" "$1" "$2"; }
+run() { # run NAME ARGS...: stdout to NAME.txt, stderr to NAME.err (shown if it fails)
+  local name=$1
+  shift
+  "$@" > "$BASE/$name.txt" 2> "$BASE/$name.err" || { cat "$BASE/$name.txt" "$BASE/$name.err"; echo "FAILED: $*"; exit 1; }
+}
+echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1 /proc/loadavg); $T threads; levels ${LEVELS[*]} on 0..$((FIRST - 1))"
+echo "== plan ${PLAN_ARGS[*]}${CALIBRATION:+ --calibration $CALIBRATION}:"
+"$BIN" plan "${PLAN_ARGS[@]}" "${CAL_ARGS[@]}" --disk 1000T --db /nonexistent/awari-plan > "$BASE/plan.txt"
+# The plan's algorithms, by runs of levels.
+awk '$1 ~ /^[0-9]+$/ {
+    for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|does)/) break
+    label = $m; for (i = m + 1; i <= NF; i++) label = label " " $i
+    if (label != last) { show(); from = $1; last = label }
+    prev = $1
+  }
+  function show() {
+    if (last != "") print "   " (from == prev ? "level " from : "levels " from ".." prev) ": " last
+  }
+  END { show() }' "$BASE/plan.txt"
+grep -E '^(total|assumed):' "$BASE/plan.txt" | sed 's/^/   /'
+declare -A TARGET
+MODES=()
+while read -r mode passes level positions; do
+  TARGET[$mode]="$passes $level $positions"
+  MODES+=("$mode")
+done < <(big_plan "$BIN" "${PLAN_ARGS[@]}" "${CAL_ARGS[@]}")
+[[ " ${MODES[*]} " == *" memory "* ]] || MODES=(memory "${MODES[@]}")
+for mode in "${MODES[@]}"; do
+  read -r passes level positions <<< "${TARGET[$mode]:-1 - -}"
+  echo "   $mode: tightest at level $level, $passes exit pass(es)"
+done
+# What plan assumes per thread, by algorithm (M positions/s).
+assumed_rate() {
+  local key
+  case $1 in memory) key="in memory" ;; *) key=$1 ;; esac
+  grep '^assumed:' "$BASE/plan.txt" | sed -n "s/.*[:,] $key \([0-9.]*\)M.*/\1/p"
+}
+
+echo "== levels 0..$((FIRST - 1)) in memory ($(elapsed))"
+[ -n "${REUSE:-}" ] && link_levels "$REUSE" "$BASE/base" "$((FIRST - 1))"
+run base "$BIN" build --db "$BASE/base" --max-stones "$((FIRST - 1))" --threads "$T" --mode memory
+grep '^total:' "$BASE/base.txt"
+
+FAILED=0
+RESULTS=$BASE/results.txt
+: > "$RESULTS"
+declare -A FIRST_SECS
+for mode in "${MODES[@]}"; do
+  dir=$BASE/$mode
+  link_levels "$BASE/base" "$dir" "$((FIRST - 1))"
+  read -r passes level positions <<< "${TARGET[$mode]:-1 - -}"
+  for n in "${LEVELS[@]}"; do
+    echo "== $mode, level $n ($(elapsed))"
+    args=(build --db "$dir" --max-stones "$n" --threads "$T" --mode "$mode")
+    mem=
+    if [ "$mode" != memory ]; then
+      read -r mem got gotp <<< "$(squeeze_memory "$BIN" "$n" "$T" "$mode" "$passes")"
+      args+=(--memory "$mem")
+    fi
+    run "$mode-$n" "$BIN" "${args[@]}"
+    awk -v n="$n" '$1 == n' "$BASE/$mode-$n.txt"
+    read -r secs rate anon r w _ <<< "$(summary_row "$BASE/$mode-$n.txt" "$n")"
+    [ "$n" = "$FIRST" ] && FIRST_SECS[$mode]=$secs
+    # What the plan assumes for this level, memory and threads.
+    read -r pmode ppasses pio size <<< "$(plan_level "$BIN" "$n" "${mem:-1T}" "$T" --mode "$mode" "${CAL_ARGS[@]}")"
+    prate=$(awk -v r="$(assumed_rate "$mode")" -v t="$T" 'BEGIN {print r * 1e6 * t}')
+    echo "$mode $n ${mem:-–} $ppasses $rate $prate $(awk -v r="$r" -v w="$w" 'BEGIN {print r + w}') $(awk -v b="$pio" -v s="$size" 'BEGIN {printf "%.2f", b / s}') $size" >> "$RESULTS"
+    if [ "$mode" != memory ]; then
+      if cmp "$(table "$BASE/memory" "$n")" "$(table "$dir" "$n")"; then
+        echo "level $n: $mode table identical to the in-memory one"
+      else
+        echo "level $n: $mode table DIFFERS from the in-memory one"
+        FAILED=1
+      fi
+    fi
+  done
+done
+
+# Killed partway and resumed.
+for mode in "${MODES[@]}"; do
+  n=$FIRST
+  dir=$BASE/kill-$mode
+  link_levels "$BASE/base" "$dir" "$((n - 1))"
+  args=(build --db "$dir" --max-stones "$n" --threads "$T" --mode "$mode")
+  mem=$(awk -v m="$mode" -v n="$n" '$1 == m && $2 == n {print $3}' "$RESULTS")
+  [ "$mode" != memory ] && args+=(--memory "$mem")
+  wait_s=$(awk -v s="${FIRST_SECS[$mode]}" -v k="$KILL_AT" 'BEGIN {w = s * k; printf "%.1f", w < 2 ? 2 : w}')
+  echo "== $mode, level $n killed after $wait_s s, then resumed ($(elapsed))"
+  "$BIN" "${args[@]}" > "$BASE/kill-$mode.txt" 2> "$BASE/kill-$mode.err" &
+  pid=$!
+  sleep "$wait_s"
+  if kill -KILL "$pid" 2> /dev/null; then
+    wait "$pid" 2> /dev/null || true
+    left=$(cd "$dir" && ls | grep -v -E '^level-[0-9]+\.values$' | tr '\n' ' ' || true)
+    echo "killed (SIGKILL) after $wait_s s; left beside the tables: ${left:-nothing}"
+  else
+    wait "$pid" || true
+    echo "(the build ended before the kill: not a resume test; raise the level or lower KILL_AT)"
+  fi
+  run "resume-$mode" "$BIN" "${args[@]}"
+  awk -v n="$n" '$1 == n || /resumed/' "$BASE/resume-$mode.txt"
+  if cmp "$(table "$BASE/memory" "$n")" "$(table "$dir" "$n")"; then
+    echo "level $n: $mode, resumed: identical to the in-memory table"
+  else
+    echo "level $n: $mode, resumed: DIFFERS from the in-memory table"
+    FAILED=1
+  fi
+done
+
+echo "== measured against plan (${CALIBRATION:-the plan defaults}; $T threads; agree: within 20 %)"
+printf "%-10s %5s %11s %6s %15s %15s %8s %10s %10s %8s\n" mode level "--memory" passes "positions/s" "plan" agree "I/O B/pos" plan agree
+awk '
+  function agree(a, b) { return (b > 0 && a / b >= 0.8 && a / b <= 1.2) ? "yes" : sprintf("no, %.2fx", a / b) }
+  {
+    mem = $3 == "–" ? "–" : sprintf("%.2f B/pos", $3 / $9)
+    printf "%-10s %5s %11s %6s %15.0f %15.0f %8s %10.2f %10.2f %8s\n", $1, $2, mem, $4, $5, $6, agree($5, $6), $7, $8, agree($7, $8)
+  }' "$RESULTS"
+echo "== done ($(elapsed))"
+if [ "$FAILED" != 0 ]; then
+  echo "REHEARSAL FAILED: a table differs"
+  exit 1
+fi
+echo "every table identical to the in-memory build, killed and resumed ones too"

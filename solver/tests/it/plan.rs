@@ -1,0 +1,196 @@
+//! `plan --calibration`: a machine's measured rates and traffic replace the defaults, the
+//! options still win over the file, and a missing or malformed file is a one-line error.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use awari_db::level_size;
+use awari_solver::exits::lower_positions;
+use awari_solver::plan::{duration, Calibration, DEFAULT_RATE};
+use awari_solver::sys::human;
+use awari_solver::twobit;
+
+use crate::common::temp;
+
+const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+
+/// `plan` of levels 0..`max` on 1 thread with `args` besides: no database, disk to spare, and
+/// the I/O made instant unless `args` give a bandwidth.
+fn plan(max: u32, args: &[&str]) -> Output {
+    let mut all = vec![
+        "plan".to_string(),
+        "--max-stones".into(),
+        max.to_string(),
+        "--threads".into(),
+        "1".into(),
+        "--disk".into(),
+        "1000T".into(),
+        "--db".into(),
+        "/nonexistent/awari-plan-test".into(),
+    ];
+    if !args.contains(&"--disk-bandwidth") {
+        all.extend(["--disk-bandwidth".into(), "1e12".into()]);
+    }
+    all.extend(args.iter().map(|a| a.to_string()));
+    std::process::Command::new(BIN).args(&all).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Level `n`'s row of a plan: its columns (sizes and durations are two words each).
+fn row(plan: &str, n: u32) -> Vec<String> {
+    let line = plan
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&n.to_string()))
+        .unwrap_or_else(|| panic!("no level {n} in {plan}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// The estimated time column of level `n`.
+fn time(plan: &str, n: u32) -> String {
+    row(plan, n)[10..12].join(" ")
+}
+
+/// The I/O column of level `n`.
+fn io(plan: &str, n: u32) -> String {
+    row(plan, n)[8..10].join(" ")
+}
+
+/// A calibration file with this text, in a directory of its own.
+fn file(name: &str, text: &str) -> (PathBuf, String) {
+    let dir = temp(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("calibration.json");
+    std::fs::write(&path, text).unwrap();
+    let arg = path.to_str().unwrap().to_string();
+    (dir, arg)
+}
+
+#[test]
+fn a_calibration_sets_the_rates_and_the_options_still_win() {
+    let n = 28;
+    let p = level_size(n) as f64;
+    let defaults = stdout(&plan(n, &["--memory", "1T"]));
+    assert_eq!(time(&defaults, n), duration(p / DEFAULT_RATE), "{defaults}");
+    assert!(
+        defaults.contains("from defaults (16-core measurements)"),
+        "{defaults}"
+    );
+    let (dir, cal) = file(
+        "plan-calibration",
+        r#"{"machine": "crafted", "threads": 2, "level": 22,
+            "rate_per_thread": {"memory": 1e6, "two_bit": 0.25e6, "verify": 0.5e6},
+            "io_per_position": {"two_bit": 80.0}, "exit_passes": {"two_bit": 5}}"#,
+    );
+    // In memory at the file's 1 M positions/s: level 28 in 1482.5 s.
+    let calibrated = stdout(&plan(n, &["--memory", "1T", "--calibration", &cal]));
+    assert_eq!(time(&calibrated, n), duration(p / 1e6), "{calibrated}");
+    assert_eq!(time(&calibrated, n), "24.7 min");
+    let assumed = calibrated
+        .lines()
+        .find(|l| l.starts_with("assumed:"))
+        .unwrap();
+    assert!(
+        assumed.contains(&format!("from calibration {cal}")),
+        "{assumed}"
+    );
+    assert!(
+        assumed.contains("in memory 1.00M, low-memory 0.88M, two-bit 0.25M"),
+        "{assumed}"
+    );
+    // The option wins over the file.
+    let given = stdout(&plan(
+        n,
+        &[
+            "--memory",
+            "1T",
+            "--calibration",
+            &cal,
+            "--rate-per-thread",
+            "2e6",
+        ],
+    ));
+    assert_eq!(time(&given, n), duration(p / 2e6), "{given}");
+    assert!(
+        given.contains("with --rate-per-thread, --disk-bandwidth as given"),
+        "{given}"
+    );
+    // Two-bit: the file's rate and its traffic, scaled from its level 22 to level 28.
+    let two_bit = stdout(&plan(
+        n,
+        &["--memory", "1T", "--calibration", &cal, "--mode", "two-bit"],
+    ));
+    assert_eq!(time(&two_bit, n), duration(p / 0.25e6), "{two_bit}");
+    let scale = Calibration::parse(&std::fs::read_to_string(&cal).unwrap())
+        .unwrap()
+        .two_bit_io
+        .unwrap()
+        .scale(true)
+        .unwrap();
+    let measured = 80.0 * level_size(22) as f64 - (5 * lower_positions(22)) as f64;
+    assert!(
+        (scale - measured / twobit::work_io(22) as f64).abs() < 1e-12,
+        "{scale}"
+    );
+    let passes = level_size(n).div_ceil(twobit::exit_bucket(n, 1, Some(1 << 40)));
+    let want = lower_positions(n) * passes + (twobit::work_io(n) as f64 * scale) as u64;
+    assert_eq!(io(&two_bit, n), human(want), "{two_bit}");
+    let unscaled = stdout(&plan(n, &["--memory", "1T", "--mode", "two-bit"]));
+    assert_ne!(io(&unscaled, n), io(&two_bit, n));
+    // The bandwidth: the file has none, so the default; the option sets it.
+    let slow = stdout(&plan(
+        n,
+        &[
+            "--memory",
+            "1T",
+            "--calibration",
+            &cal,
+            "--disk-bandwidth",
+            "100",
+        ],
+    ));
+    assert!(slow.contains("sequential I/O 100 MB/s"), "{slow}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_bad_calibration_file_is_a_one_line_error() {
+    let (dir, bad) = file(
+        "plan-bad-calibration",
+        r#"{"rate_per_thread": {"memory": "fast"}}"#,
+    );
+    let missing = dir.join("none.json");
+    for (path, what) in [
+        (
+            bad.as_str(),
+            "rate_per_thread.memory: expected a positive number",
+        ),
+        (missing.to_str().unwrap(), "No such file"),
+        ("/", "Is a directory"),
+    ] {
+        let o = plan(20, &["--calibration", path]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(o.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("awari-solver: error: calibration file {path}: ")),
+            "{err}"
+        );
+        assert!(err.contains(what), "{err}");
+    }
+    let (dir2, not_json) = file("plan-not-json", "rate=3\n");
+    let o = plan(20, &["--calibration", &not_json]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        (o.status.code(), err.lines().count()),
+        (Some(1), 1),
+        "{err}"
+    );
+    assert!(err.contains("not JSON"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(dir2);
+}
