@@ -194,3 +194,36 @@ fn a_flipped_header_byte_is_an_error_on_open() {
     assert_eq!(t.value(7).unwrap(), data[7] as i8);
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// The first ```text block of a source file's module documentation (`//!` lines).
+fn module_doc_text_block(source: &str) -> String {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in source.lines().take_while(|l| l.starts_with("//!")) {
+        let text = line.strip_prefix("//! ").unwrap_or(&line[3..]);
+        if !inside {
+            inside = text.starts_with("```text");
+        } else if text.starts_with("```") {
+            return out.join("\n");
+        } else {
+            out.push(text);
+        }
+    }
+    panic!("no ```text block in the module documentation");
+}
+
+/// docs/format.md shows the two table headers' offset tables exactly as the code documents
+/// them (the code's are the definition; a change to one must be made to the other).
+#[test]
+fn the_format_doc_shows_the_code_offset_tables() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("../docs/format.md")).unwrap();
+    for source in ["src/table.rs", "src/compressed.rs"] {
+        let table = module_doc_text_block(&std::fs::read_to_string(root.join(source)).unwrap());
+        assert!(table.lines().count() > 10, "{source}: {table}");
+        assert!(
+            doc.contains(&format!("```text\n{table}\n```")),
+            "docs/format.md does not show {source}'s table of offsets as it is:\n{table}"
+        );
+    }
+}
