@@ -10,8 +10,10 @@
 #     each with --memory squeezed to the exit-pass structure that `plan` gives the largest level
 #     it builds that way in the big plan (PLAN: by default level 43, low-memory with 4 exit
 #     passes, and level 48, two-bit with 4 exit passes, on 64 GiB): the least memory with
-#     which LEVEL has as few exit passes (two-bit levels below 25 seeds cannot go under 5).
-#     Each table is compared with the in-memory one (cmp);
+#     which LEVEL has as few exit passes. Two-bit levels below 25 seeds cannot go under 5,
+#     whatever the memory: an exit bucket holds at most 0.32 bytes per position less the
+#     phase's fixed 24 MiB, or the states' 0.25 bytes per position, in whole chunks. Each
+#     table is compared with the in-memory one (cmp);
 #   - the depth pass (`depth`, compressed depth table as `build --depth` writes it above 20
 #     seeds) and `verify --prove` (the depth pass with the proof) of the same level.
 # Speeds and bytes per position come from the commands' own summary lines (the build summary's
@@ -19,14 +21,16 @@
 # rates are divided by the threads used. The disk: dd writes a file of DD_GIB GiB and reads it
 # back, both with direct I/O (oflag=direct, iflag=direct: no page cache); where the file
 # system refuses direct I/O, the write ends with fdatasync and the file's cached pages are
-# dropped (posix_fadvise) before it is read. The output says which.
+# dropped (posix_fadvise) before it is read. The output says which. The script prints one line
+# per measurement, then OUT, then the last lines of the big plan (its total and assumptions)
+# planned with OUT.
 #
-# OUT is a JSON object (see `Calibration` in solver/src/report/plan.rs and docs/performance.md):
+# OUT is a JSON object (see `Calibration` in solver/src/report/plan.rs and docs/whole-game.md):
 #   rate_per_thread {memory, low_memory, two_bit, depth, verify}: positions/s per thread
-#   io_per_position {low_memory, two_bit}: bytes read + written per position of LEVEL
+#   io_per_position {low_memory, two_bit}: bytes read + written per position of level LEVEL
 #   exit_passes {low_memory, two_bit}: the passes over the lower levels those bytes include
-#   disk_bandwidth {write, read}: bytes/s; plus threads, level, seconds, peak memory per
-#   position and a description of the machine, which plan does not read.
+#   level: LEVEL; disk_bandwidth {write, read}: bytes/s; plus threads, seconds, peak memory
+#   per position and a description of the machine, which plan does not use.
 #
 # Usage: scripts/calibrate.sh [OUT=calibration.json]
 #   LEVEL=22       the level measured (levels 0..LEVEL-1 are built first)
