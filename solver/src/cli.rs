@@ -328,7 +328,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// This machine's measured speeds, bytes per position and disk bandwidth, as
-    /// scripts/calibrate.sh writes them (JSON; see docs/performance.md), instead of the
+    /// scripts/calibrate.sh writes them (JSON; see docs/whole-game.md), instead of the
     /// defaults. The options below that set a rate, a ratio or the bandwidth still win over
     /// the file (a ratio then applies to the file's in-memory rate, or to --rate-per-thread).
     #[arg(long, value_name = "FILE")]
