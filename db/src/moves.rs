@@ -543,6 +543,9 @@ fn quiet_part_of<const FROM: usize, const TO: usize>(x: Packed, cross: bool) -> 
 #[inline(always)]
 fn combine_quiet(x: Packed, (quiet, capturing): (u8, u8), rules: Rules) -> Option<u8> {
     if capturing != 0 && rules.grand_slam_captures_nothing() {
+        if opponent_keeps_a_pit(x) {
+            return Some(quiet);
+        }
         let mut slams = 0u8;
         let mut pits = capturing;
         while pits != 0 {
@@ -710,9 +713,10 @@ fn unsow_ccw<const COUNTS: u8>(
             _ => 0x7ff,
         };
         let mut counts = ((1u32 << longest) - 1) & !path(capturing) & allowed;
-        if rules.grand_slam_captures_nothing() {
+        if rules.grand_slam_captures_nothing() && !opponent_keeps_a_pit(a) {
             // A sowing that would capture every opponent seed is a grand slam: legal, and
-            // it captures nothing.
+            // it captures nothing (never where an opponent pit of the sown board holds 4 or
+            // more).
             let mut slams = ((1u32 << longest) - 1) & path(capturing) & allowed;
             while slams != 0 {
                 let j = slams.trailing_zeros() as usize;

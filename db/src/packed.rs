@@ -75,6 +75,16 @@ pub const BYTES_7F: Packed = 0x7f * BYTES_01;
 /// 0x80 in each of the twelve bytes.
 pub const BYTES_80: Packed = 0x80 * BYTES_01;
 pub(crate) const BYTES_FE: Packed = 0xfe * BYTES_01;
+/// 0xfc in each of the twelve bytes: a byte of 4 or more has one of these bits set.
+pub(crate) const BYTES_FC: Packed = 0xfc * BYTES_01;
+
+/// Whether some opponent pit (6..11) of `x` holds 4 seeds or more. Sowing only adds seeds to
+/// the opponent's row and a capture takes pits of 2 or 3, so no move of such a position takes
+/// every opponent seed: it cannot be a grand slam.
+#[inline(always)]
+pub(crate) fn opponent_keeps_a_pit(x: Packed) -> bool {
+    x & OPPONENT_ROW & BYTES_FC != 0
+}
 
 /// The high bit of each of the twelve bytes set where that byte is 0 (bytes below 0x80: no
 /// carry crosses a byte, since 0x7f + 0x7f < 0x100).
