@@ -528,11 +528,8 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
     // The depth table (1 byte per position, 2 past depth 255) and the depth pass's wave
     // files (about 1.5 bytes per position at most).
     let depth_bytes = if opts.depth { 3 * level_size(n) } else { 0 };
-    let [work_file, ..] = twobit::work_paths(dir, n);
     let (table, work) = match mode {
         Mode::LowMemory => (level_size(n), lowmem::disk_needed(n)),
-        // The work file becomes the table; a resumed level has it already.
-        Mode::TwoBit if work_file.exists() => (0, twobit::disk_needed(n)),
         Mode::TwoBit => (level_size(n), twobit::disk_needed(n)),
         _ => (level_size(n), 0),
     };

@@ -23,6 +23,26 @@ pub(crate) fn encode_seeds(chunk: u32, seeds: &[(u32, bool)]) -> Vec<u8> {
     out
 }
 
+/// Append seed `k` (not won) to a record being built in `out` (8 bytes of head, then the
+/// body), `prev` the last offset in it (−1 to start with): the incremental [`encode_seeds`].
+#[inline]
+pub(crate) fn push_seed(out: &mut Vec<u8>, prev: &mut i64, k: u32) {
+    let mut x = ((i64::from(k) - *prev) as u64) << 1;
+    *prev = i64::from(k);
+    while x >= 0x80 {
+        out.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+/// Write the head of a record built by [`push_seed`]: its chunk and body length.
+pub(crate) fn finish_record(out: &mut [u8], chunk: u32) {
+    out[0..4].copy_from_slice(&chunk.to_le_bytes());
+    let len = (out.len() - 8) as u32;
+    out[4..8].copy_from_slice(&len.to_le_bytes());
+}
+
 /// The seeds of a record's body (see [`encode_seeds`]).
 pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
@@ -57,5 +77,13 @@ mod tests {
         let r = encode_seeds(7, &seeds);
         assert_eq!(u32::from_le_bytes(r[0..4].try_into().unwrap()), 7);
         assert_eq!(decode_seeds(&r[8..]), seeds);
+        // Built a seed at a time, the flags all unset.
+        let (mut out, mut prev) = (vec![0u8; 8], -1);
+        for &(k, _) in &seeds {
+            push_seed(&mut out, &mut prev, k);
+        }
+        finish_record(&mut out, 7);
+        let unflagged: Vec<(u32, bool)> = seeds.iter().map(|&(k, _)| (k, false)).collect();
+        assert_eq!(out, encode_seeds(7, &unflagged));
     }
 }

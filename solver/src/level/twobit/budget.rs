@@ -1,37 +1,48 @@
-//! What a two-bit level needs: its memory (the states, or the exits phase's bucket), its disk
-//! (the checkpoints), its sequential I/O, and the size of the exit buckets within a memory
-//! budget.
+//! What a two-bit level needs: its memory (the states and the runs being gathered, or the
+//! exits phase's bucket), its disk (the exit lists and the step files), its sequential I/O,
+//! and the size of the exit buckets and of the runs within a memory budget.
 
 use awari_db::level_size;
 
-use super::checkpoint::CKPT_HEADER;
 use super::{CHUNK, PER_WORD};
 
 /// Most exit buckets (passes over the lower levels) the exits phase makes.
 const MAX_PASSES: u64 = 16;
 /// Fixed memory besides the per-position and per-thread parts: the process itself, the
-/// seed batch and the checkpoint writer's buffer.
+/// record batches of the stream and the propagation, the conversion's window and the read
+/// buffers of its files.
 const FIXED: u64 = 24 << 20;
-/// Memory per thread: a chunk's bytes and its seeds while streaming.
-const PER_THREAD: u64 = 2 * CHUNK;
-
+/// Memory per thread: a record's positions (8 bytes each; a list holds a fraction of a
+/// chunk) and its boards.
+const PER_THREAD: u64 = 4 * CHUNK;
+/// Bytes of RAM per entry of the log: 8, and up to twice the capacity gathered at once (see
+/// `log::SettledLog::add`).
+const LOG_BYTES_PER_ENTRY: u64 = 16;
+/// The fewest entries a run gathers, whatever the budget.
+const MIN_LOG: u64 = 1 << 16;
 /// Bytes of state for level `n`.
 fn state_bytes(n: u32) -> u64 {
     level_size(n).div_ceil(PER_WORD) * 8
 }
 
-pub(super) fn chunk_count(n: u32) -> u64 {
-    level_size(n).div_ceil(CHUNK).max(1)
+/// Entries the log gathers before it writes them, with exit buckets of `bucket` positions:
+/// what the exits phase's bucket leaves beside the states (the settling phase gets as much
+/// memory; the conversion holds a bucket's bytes).
+pub(super) fn log_capacity(n: u32, bucket: u64) -> usize {
+    (bucket.saturating_sub(state_bytes(n)) / LOG_BYTES_PER_ENTRY).max(MIN_LOG) as usize
 }
 
-/// RAM of the settling phase of level `n`: the states, the chunk masks, per-thread buffers.
-fn settle_memory(n: u32, threads: usize) -> u64 {
-    state_bytes(n) + chunk_count(n) * 17 + threads as u64 * PER_THREAD + FIXED
+/// RAM of the settling phase of level `n`: the states, the runs, per-thread buffers.
+fn settle_memory(n: u32, threads: usize, bucket: u64) -> u64 {
+    state_bytes(n)
+        + log_capacity(n, bucket) as u64 * LOG_BYTES_PER_ENTRY
+        + threads as u64 * PER_THREAD
+        + FIXED
 }
 
 /// RAM of the exits phase of level `n` with buckets of `bucket` positions.
 fn exits_memory(n: u32, threads: usize, bucket: u64) -> u64 {
-    bucket.min(level_size(n)) + chunk_count(n) * 17 + threads as u64 * PER_THREAD + FIXED
+    bucket.min(level_size(n)) + threads as u64 * PER_THREAD + FIXED
 }
 
 /// The smallest exit bucket: 1/[`MAX_PASSES`] of the level, in whole chunks.
@@ -41,12 +52,12 @@ fn min_bucket(n: u32) -> u64 {
 
 /// RAM the two-bit algorithm needs for level `n` at least (with its smallest exit bucket).
 pub fn memory_needed(n: u32, threads: usize) -> u64 {
-    settle_memory(n, threads).max(exits_memory(n, threads, min_bucket(n)))
+    memory_used(n, threads, min_bucket(n))
 }
 
 /// RAM it uses with exit buckets of `bucket` positions.
 pub fn memory_used(n: u32, threads: usize, bucket: u64) -> u64 {
-    settle_memory(n, threads).max(exits_memory(n, threads, bucket))
+    settle_memory(n, threads, bucket).max(exits_memory(n, threads, bucket))
 }
 
 /// The most the exits phase holds, in bytes per position of the level, whatever the budget:
@@ -65,20 +76,22 @@ pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
     (left / CHUNK * CHUNK).clamp(min_bucket(n), size.div_ceil(CHUNK).max(1) * CHUNK)
 }
 
-/// Disk it needs besides the table (which the work file becomes): two checkpoints.
+/// Bytes per position of the exit lists and of the step files at their largest (measured,
+/// with a margin: see docs/performance.md).
+const FILES_BYTES_PER_POSITION: f64 = 4.0;
+
+/// Disk the level needs besides its table: the exit lists and the step files.
 pub fn disk_needed(n: u32) -> u64 {
-    2 * (CKPT_HEADER as u64 + chunk_count(n) * 17 + state_bytes(n))
+    (level_size(n) as f64 * FILES_BYTES_PER_POSITION) as u64
 }
 
-/// Sequential bytes level `n` reads and writes with `passes` exit buckets, as modelled by
-/// `plan` (the lower levels apart): the exit bytes written once; per step, the chunks it
-/// streams read (every chunk at the first step and the 20 steps nearest zero, where the exits
-/// lie; a tenth of them at the others) and about half of them written back; the checkpoint
-/// at every step; the conversion read and written once.
+/// Bytes per position that a level reads and writes, the lower levels apart: the exit lists
+/// written and read once, the seed files written and read twice, the runs written and read
+/// once, the table written (measured at levels 22..28: see docs/performance.md).
+const WORK_BYTES_PER_POSITION: f64 = 6.0;
+
+/// Sequential bytes level `n` reads and writes, as modelled by `plan` (the lower levels
+/// apart).
 pub fn work_io(n: u32) -> u64 {
-    let size = level_size(n);
-    let steps = u64::from(n);
-    let full = steps.min(21);
-    let streamed = full * size + (steps - full) * size / 10;
-    size + streamed * 3 / 2 + steps * state_bytes(n) + 2 * size
+    (level_size(n) as f64 * WORK_BYTES_PER_POSITION) as u64
 }

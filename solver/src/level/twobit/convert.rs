@@ -1,75 +1,146 @@
-//! The end of a two-bit level: the work file converted into the table in place (flagged
-//! values to plain ones, unsettled positions to 0, a draw), its header written, and renamed to
-//! `level-NN`.
+//! The end of a two-bit level: the log's part files (see `log`) merged into the table, one
+//! exit bucket at a time, in the memory the exits phase used: the bucket's bytes zeroed (a
+//! draw), its part file read once and each position given its value, the checksums taken,
+//! the bytes written. Then the header, fsync, and the rename from `level-NN.work/table` to
+//! `level-NN.values`.
 
+use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
-use awari_db::table::{chunk_digest, combine_digests, rename_into_place, CHECKSUM_CHUNK};
+use awari_db::table::{chunk_digest, combine_digests, rename_into_place, CHECKSUM_CHUNK, HEADER_LEN};
 use awari_db::{level_path, Header, TableError};
 use rayon::prelude::*;
 
-use super::codes::{is_value, value_of_byte, WON};
-use super::{TwoBit, PER_WORD};
+use super::log::decode;
+use super::stream::list_batch;
+use super::work_files::{part_name, RecordReader};
+use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
 use crate::settle::LevelCounts;
 
+const _: () = assert!(CHECKSUM_CHUNK as u64 % CHUNK == 0);
+
 impl TwoBit<'_> {
-    /// Convert the work file into the table in place, blocks of one checksum chunk at a time
-    /// (several in parallel): flagged values become plain, unsettled positions 0; then the
-    /// header, fsync and rename. Idempotent, so a kill here only means doing it again.
+    /// Merge the part files into the table (see the module documentation). Reads the files
+    /// only, so a kill here means doing it again.
     pub(super) fn convert(&self, progress: &dyn Progress) -> Result<LevelCounts, TableError> {
+        let n = self.level.seeds();
         let size = self.level.size();
-        let block = CHECKSUM_CHUNK as u64;
-        let blocks = size.div_ceil(block).max(1);
-        let per_round = 2 * rayon::current_num_threads() as u64;
-        let mut digests = Vec::with_capacity(blocks as usize);
+        let path = self.work.join("table");
+        let table = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|source| TableError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        let io = |source| TableError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut digests = Vec::with_capacity(size.div_ceil(CHECKSUM_CHUNK as u64) as usize);
         let mut counts = LevelCounts::default();
-        for round in (0..blocks).step_by(per_round as usize) {
-            let done: Vec<(u64, LevelCounts)> = (round..(round + per_round).min(blocks))
-                .into_par_iter()
-                .map(|b| {
-                    let start = b * block;
-                    let end = (start + block).min(size);
-                    let mut buf = vec![0u8; (end - start) as usize];
-                    self.read_work(start, &mut buf)?;
-                    let mut c = LevelCounts::default();
-                    let words = &self.words()[(start / PER_WORD) as usize..];
-                    for (bytes, word) in buf.chunks_mut(PER_WORD as usize).zip(words) {
-                        let w = word.load(Relaxed);
-                        for (k, byte) in bytes.iter_mut().enumerate() {
-                            let v = if (w >> (2 * k)) & 3 < WON {
-                                0
-                            } else if is_value(*byte) {
-                                value_of_byte(*byte)
-                            } else {
-                                // Converted already, by a run this one resumes.
-                                *byte as i8
-                            };
-                            *byte = v as u8;
-                            c.add(v);
-                        }
+        let mut buf = Vec::new();
+        for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
+            let end = (start + self.bucket).min(size);
+            buf.clear();
+            buf.resize((end - start) as usize, 0u8);
+            let first = start / CHUNK;
+            let part = self.work.join(part_name(k as u32));
+            if part.exists() {
+                let mut reader = RecordReader::open(&part, 1 << 20, &self.io)?;
+                loop {
+                    let mut batch = reader.batch(list_batch())?;
+                    if batch.is_empty() {
+                        break;
                     }
-                    self.write_work(start, &buf)?;
-                    progress.advance(buf.len() as u64);
-                    Ok((chunk_digest(&buf), c))
+                    batch.sort_unstable_by_key(|r| r.0);
+                    if batch.iter().any(|r| u64::from(r.0) < first || u64::from(r.0) * CHUNK >= end) {
+                        return Err(self.bad_part(k));
+                    }
+                    apply(&batch, &mut buf, first);
+                }
+            }
+            let parts: Vec<(u64, LevelCounts)> = buf
+                .par_chunks(CHECKSUM_CHUNK)
+                .map(|block| {
+                    let mut c = LevelCounts::default();
+                    for &v in block {
+                        c.add(v as i8);
+                    }
+                    (chunk_digest(block), c)
                 })
-                .collect::<Result<_, TableError>>()?;
-            for (d, c) in done {
+                .collect();
+            if parts.is_empty() {
+                digests.push(chunk_digest(&[]));
+            }
+            for (d, c) in parts {
                 digests.push(d);
                 counts = counts.merge(c);
             }
+            table
+                .write_all_at(&buf, HEADER_LEN as u64 + start)
+                .map_err(io)?;
+            self.io.written.fetch_add(buf.len() as u64, Relaxed);
+            progress.advance(end - start);
         }
-        let mut header = Header::values(self.rules, self.level.seeds());
+        let mut header = Header::values(self.rules, n);
         header.checksum = combine_digests(&digests);
-        self.work
-            .file
-            .write_all_at(&header.to_bytes(), 0)
-            .map_err(self.work.io())?;
-        self.work.file.sync_all().map_err(self.work.io())?;
-        let dir = self.work.path.parent().unwrap_or(Path::new("."));
-        rename_into_place(&self.work.path, &level_path(dir, self.level.seeds()))?;
+        table.write_all_at(&header.to_bytes(), 0).map_err(io)?;
+        table.sync_all().map_err(io)?;
+        let dir = self.work.parent().unwrap_or(std::path::Path::new("."));
+        rename_into_place(&path, &level_path(dir, n))?;
         Ok(counts)
     }
+
+    /// A part file with a position outside its bucket: the work directory is damaged.
+    fn bad_part(&self, k: usize) -> TableError {
+        TableError::Io {
+            path: self.work.join(part_name(k as u32)),
+            source: std::io::Error::other(
+                "a position outside its bucket; delete the level's work directory to rebuild it",
+            ),
+        }
+    }
+    pub(super) fn work_io(&self) -> impl Fn(std::io::Error) -> TableError + '_ {
+        |source| TableError::Io {
+            path: self.work.clone(),
+            source,
+        }
+    }
+}
+
+/// Give the positions of `records` (sorted by chunk, every chunk from `first` on and inside
+/// `buf`) their values in `buf`, which starts at chunk `first`: halves of the records, and of
+/// the buffer split between their chunks, in parallel.
+fn apply(records: &[(u32, Vec<u8>)], buf: &mut [u8], first: u64) {
+    let (Some(lo), Some(hi)) = (records.first(), records.last()) else {
+        return;
+    };
+    if records.len() <= 8 || lo.0 == hi.0 {
+        for (c, body) in records {
+            let base = ((u64::from(*c) - first) * CHUNK) as usize;
+            decode(body, |o, v| {
+                if let Some(b) = buf.get_mut(base + o as usize) {
+                    *b = v as u8;
+                }
+            });
+        }
+        return;
+    }
+    let mid = records[records.len() / 2].0;
+    let mut split = records.partition_point(|r| r.0 < mid);
+    if split == 0 {
+        split = records.partition_point(|r| r.0 <= lo.0);
+    }
+    // Both halves hold records: lo's chunk is below c, hi's at or above it.
+    let c = u64::from(records[split].0);
+    let at = (((c - first) * CHUNK) as usize).min(buf.len());
+    let (left, right) = buf.split_at_mut(at);
+    let (a, b) = records.split_at(split);
+    rayon::join(|| apply(a, left, first), || apply(b, right, c));
 }

@@ -1,14 +1,16 @@
 //! Phase 1 of a two-bit level, the exits: in buckets of the level, the forward pass and the
 //! lower levels streamed and un-captured into the bucket (see `crate::exits`), the bucket's
-//! exit bytes written to the work file and its chunks' masks set, a checkpoint after each.
+//! positions appended to the exit lists (one file per exit value, see `work_files`), a
+//! checkpoint after each.
 
 use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 
 use awari_db::{QuietMoves, TableError};
 use rayon::prelude::*;
 
-use super::codes::{exit_byte, mask_bit};
+use super::work_files::{ExitList, RecordWriter};
 use super::{Stage, TwoBit, CHUNK};
+use crate::seed_records::{finish_record, push_seed};
 use crate::exits::forward;
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
@@ -60,25 +62,66 @@ impl TwoBit<'_> {
                 },
                 progress,
             )?;
-            let masks: Vec<(usize, u128)> = exits
-                .par_chunks(CHUNK as usize)
-                .enumerate()
-                .map(|(k, part)| {
-                    let start = lo + k as u64 * CHUNK;
-                    let bytes: Vec<u8> = part.iter().map(|e| exit_byte(e.load(Relaxed))).collect();
-                    let mask = bytes.iter().fold(0u128, |m, &b| m | mask_bit(b));
-                    self.write_work(start, &bytes)?;
-                    Ok(((start / CHUNK) as usize, mask))
-                })
-                .collect::<Result<_, TableError>>()?;
-            for (c, m) in masks {
-                self.chunks.masks[c] = m;
-            }
+            self.write_exit_lists(lo, &exits)?;
             self.stage = Stage::Exits { done: hi };
             if hi < size {
-                self.checkpoint(false)?;
+                self.checkpoint()?;
             }
         }
         Ok(buckets.len() as u32)
+    }
+}
+
+impl TwoBit<'_> {
+    /// Append the bucket starting at `lo` to the exit lists, chunk by chunk in order (a group
+    /// of chunks encoded in parallel at a time), and sync them.
+    fn write_exit_lists(&self, lo: u64, exits: &[AtomicI8]) -> Result<(), TableError> {
+        let mut writers: Vec<Option<RecordWriter>> = (0..ExitList::COUNT).map(|_| None).collect();
+        let group = CHUNK as usize * 2 * rayon::current_num_threads();
+        for (g, part) in exits.chunks(group).enumerate() {
+            let first = (lo + (g * group) as u64) / CHUNK;
+            let records: Vec<Vec<(usize, Vec<u8>)>> = part
+                .par_chunks(CHUNK as usize)
+                .enumerate()
+                .map(|(k, chunk)| {
+                    // Per list, its record so far and the last offset in it.
+                    let mut lists: Vec<(Vec<u8>, i64)> = Vec::new();
+                    lists.resize_with(ExitList::COUNT, || (vec![0u8; 8], -1));
+                    for (j, e) in chunk.iter().enumerate() {
+                        let list = match e.load(Relaxed) {
+                            0 => continue,
+                            NO_EXIT => ExitList::NoExit,
+                            e => ExitList::Value(e),
+                        };
+                        let (out, prev) = &mut lists[list.index()];
+                        push_seed(out, prev, j as u32);
+                    }
+                    let c = (first + k as u64) as u32;
+                    lists
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(_, (out, _))| out.len() > 8)
+                        .map(|(x, (mut out, _))| {
+                            finish_record(&mut out, c);
+                            (x, out)
+                        })
+                        .collect()
+                })
+                .collect();
+            for (x, record) in records.into_iter().flatten() {
+                let w = match &mut writers[x] {
+                    Some(w) => w,
+                    slot => {
+                        let path = self.work.join(ExitList::from_index(x).file_name());
+                        slot.insert(RecordWriter::open(&path, true, &self.io)?)
+                    }
+                };
+                w.write(&record)?;
+            }
+        }
+        for w in writers.into_iter().flatten() {
+            w.finish()?;
+        }
+        Ok(())
     }
 }

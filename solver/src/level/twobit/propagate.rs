@@ -1,15 +1,15 @@
-//! The propagation of a settling step: the seed file read back in batches, and from each
+//! The propagation of a settling step: the seed files read back in batches, and from each
 //! seed, depth first by un-moves, everything that follows at the step (a lost child makes an
-//! unsettled predecessor won; a won one makes a losable predecessor run the loss test).
-
-use std::fs::File;
-use std::io::BufReader;
+//! unsettled predecessor won; a won one makes a losable predecessor run the loss test). The
+//! positions it settles go to the step's log (see `log`).
 
 use awari_db::{Board, TableError};
 use rayon::prelude::*;
 
 use super::codes::{LOSABLE, WON};
-use super::work_files::SeedReader;
+use super::log::{entry, SettledLog};
+use super::stream::list_batch;
+use super::work_files::{RecordReader, SEEDS_LOST, SEEDS_WON};
 use super::{TwoBit, CHUNK, PER_WORD};
 use crate::progress::Progress;
 use crate::seed_records::decode_seeds;
@@ -17,46 +17,50 @@ use crate::settle::seed_boards;
 
 /// Seeds propagated together from one chunk's list (their boards are held at once).
 const SEED_SLICE: usize = 4096;
-/// Bytes of the seed file read and propagated in parallel at once.
-const SEED_BATCH: usize = 4 << 20;
 /// Settled positions whose predecessors are generated together (see [`TwoBit::propagate`]).
 const BATCH: usize = 24;
 
 impl TwoBit<'_> {
-    /// The propagation of the current step: the seed file read back in batches, each batch's chunks
-    /// propagated in parallel. Returns the positions it settled.
-    pub(super) fn propagate_step(&self, progress: &dyn Progress) -> Result<u64, TableError> {
-        let file = File::open(&self.seeds_path).map_err(|source| TableError::Io {
-            path: self.seeds_path.clone(),
-            source,
-        })?;
-        let mut reader = SeedReader {
-            inner: BufReader::with_capacity(1 << 20, file),
-            path: &self.seeds_path,
-            io: &self.io,
-        };
+    /// The propagation of step `i`: the seed files read back in batches, each batch's
+    /// records propagated in parallel; every position settled goes to `log`. Returns the
+    /// positions it settled.
+    pub(super) fn propagate_step(
+        &self,
+        i: u32,
+        log: &SettledLog,
+        progress: &dyn Progress,
+    ) -> Result<u64, TableError> {
         let mut total = 0u64;
-        loop {
-            let batch = reader.batch(SEED_BATCH)?;
-            if batch.is_empty() {
-                return Ok(total);
+        for name in [SEEDS_WON, SEEDS_LOST] {
+            let mut reader = RecordReader::open(&self.work.join(name), 1 << 20, &self.io)?;
+            loop {
+                let batch = reader.batch(log.batch_bytes(list_batch()))?;
+                if batch.is_empty() {
+                    break;
+                }
+                total += batch
+                    .par_iter()
+                    .map(|(c, bytes)| {
+                        let start = u64::from(*c) * CHUNK;
+                        let seeds = decode_seeds(bytes);
+                        progress.advance(seeds.len() as u64);
+                        let mut settled = Vec::new();
+                        for slice in seeds.chunks(SEED_SLICE) {
+                            let mut stack = seed_boards(&self.level, start, slice.iter().copied());
+                            self.propagate(&mut stack, &mut settled);
+                        }
+                        let count = settled.len() as u64;
+                        progress.advance(count);
+                        for e in &mut settled {
+                            *e = entry(*e >> 1, i, *e & 1 == 1);
+                        }
+                        log.add(&settled).map(|()| count)
+                    })
+                    .sum::<Result<u64, TableError>>()?;
+                log.flush_if_full()?;
             }
-            total += batch
-                .par_iter()
-                .map(|(c, bytes)| {
-                    let start = u64::from(*c) * CHUNK;
-                    let seeds = decode_seeds(bytes);
-                    progress.advance(seeds.len() as u64);
-                    let mut count = 0;
-                    for slice in seeds.chunks(SEED_SLICE) {
-                        let mut stack = seed_boards(&self.level, start, slice.iter().copied());
-                        count += self.propagate(&mut stack);
-                    }
-                    progress.advance(count);
-                    count
-                })
-                .sum::<u64>();
         }
+        Ok(total)
     }
 
     /// Settle, depth first, everything that follows at the current step from the settled
@@ -67,8 +71,7 @@ impl TwoBit<'_> {
     /// won; a won one starts the loss test of a losable predecessor); a loss test reads one
     /// child per batch, each ranked and prefetched a batch before it is read, and ends at the
     /// first child not won (most do at the first).
-    fn propagate(&self, stack: &mut Vec<(Board, bool)>) -> u64 {
-        let mut count = 0u64;
+    fn propagate(&self, stack: &mut Vec<(Board, bool)>, settled: &mut Vec<u64>) {
         let mut ready: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         let mut next: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         // Loss tests under way: the predecessor, its board, the pit skipped (its move to the
@@ -100,14 +103,13 @@ impl TwoBit<'_> {
                     && !queue(q, pred, skip, pit + 1, &mut next_tests)
                     && self.settle(q, false)
                 {
-                    self.mark_pending(q);
+                    settled.push(q << 1);
                     stack.push((pred, false));
-                    count += 1;
                 }
             }
             tests.clear();
             for &(q, pred, child_won, h) in &ready {
-                let settled = if !child_won {
+                let now = if !child_won {
                     // A child lost: the predecessor wins.
                     self.settle(q, true)
                 } else {
@@ -116,17 +118,16 @@ impl TwoBit<'_> {
                         && !queue(q, pred, h, 0, &mut next_tests)
                         && self.settle(q, false)
                 };
-                if settled {
-                    self.mark_pending(q);
+                if now {
+                    settled.push(q << 1 | u64::from(!child_won));
                     stack.push((pred, !child_won));
-                    count += 1;
                 }
             }
             ready.clear();
             std::mem::swap(&mut ready, &mut next);
             std::mem::swap(&mut tests, &mut next_tests);
             if ready.is_empty() && tests.is_empty() && stack.is_empty() {
-                return count;
+                return;
             }
         }
     }

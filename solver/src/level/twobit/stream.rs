@@ -1,225 +1,110 @@
-//! The stream of a settling step: every chunk of the work file that can change at the step
-//! read with its states, 32 positions at a time; values written, seeds found (and written to
-//! the seed file), the positions that become losable loss-tested; only the changed pages of a
-//! chunk written back.
+//! The stream of a settling step i: the exit lists of +i and −i read in order, record by
+//! record (one chunk of the level each) in parallel. A position of the +i list that is not
+//! settled yet is won, a seed; one of the −i list that is open becomes losable and is lost,
+//! a seed, if its children are all won already (at the first step the positions without an
+//! exit become losable too). The seeds go to the seed files, which the propagation reads
+//! back, and to the log with their values (see `log`).
 
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Mutex;
+use std::path::Path;
 
 use awari_db::TableError;
 use rayon::prelude::*;
 
-use super::codes::{
-    byte_masks, for_bits, lanes, mask_bit, value_byte, value_of_byte, LOSABLE, LOST, NO_EXIT_BYTE,
-    WON,
-};
-use super::work_files::SeedWriter;
-use super::{TwoBit, CHUNK, PER_WORD};
-use crate::seed_records::encode_seeds;
+use super::log::{entry, SettledLog};
+use super::work_files::{ExitList, RecordReader, RecordWriter, SEEDS_LOST, SEEDS_WON};
+use super::{TwoBit, CHUNK};
+use crate::seed_records::{decode_seeds, encode_seeds};
 use crate::settle::seed_boards;
-use crate::state::for_bits64;
+
+/// Bytes of a record file read and worked on in parallel at once: 256 KiB per thread (what
+/// a batch's records decode to, and the seeds they yield, are 8 bytes a position).
+pub(super) fn list_batch() -> usize {
+    (256 << 10) * rayon::current_num_threads()
+}
 
 impl TwoBit<'_> {
-    /// The stream of step `i` (0: the last one, which only writes values): every chunk that
-    /// can change, in parallel; the seeds go to the seed file. Returns the chunks streamed.
-    pub(super) fn stream_step(&mut self, i: i8) -> Result<u64, TableError> {
-        let n = self.level.seeds() as i8;
-        let first = i == n;
-        let seeds = Mutex::new(SeedWriter::create(&self.seeds_path, &self.io)?);
-        let bit = |e: i8| mask_bit(e as u8);
-        let todo: Vec<usize> = (0..self.chunks.masks.len())
-            .filter(|&c| {
-                first
-                    || self.chunks.pending[c].load(Relaxed)
-                    || (i > 0 && self.chunks.masks[c] & (bit(i) | bit(-i)) != 0)
-            })
-            .collect();
-        todo.par_iter()
-            .try_for_each(|&c| self.stream_chunk(i, c, first, &seeds))?;
-        seeds.into_inner().expect("seed lock").finish()?;
-        if i > 0 {
-            for m in &mut self.chunks.masks {
-                *m &= !(bit(i) | bit(-i));
-            }
+    /// The stream of step `i`; returns the seeds it found.
+    pub(super) fn stream_step(&self, i: u32, log: &SettledLog) -> Result<u64, TableError> {
+        let first = i == self.level.seeds();
+        let e = i as i8;
+        let mut won = RecordWriter::open(&self.work.join(SEEDS_WON), false, &self.io)?;
+        let mut seeds = self.each_record(ExitList::Value(e), Some((&mut won, i, log)), |c, offsets| {
+            let start = u64::from(c) * CHUNK;
+            offsets
+                .into_iter()
+                .filter(|&(k, _)| self.settle(start + u64::from(k), true))
+                .map(|(k, _)| (k, true))
+                .collect()
+        })?;
+        won.finish()?;
+        if first {
+            self.each_record(ExitList::NoExit, None, |c, offsets| {
+                let start = u64::from(c) * CHUNK;
+                for (k, _) in offsets {
+                    self.make_losable(start + u64::from(k));
+                }
+                Vec::new()
+            })?;
         }
-        Ok(todo.len() as u64)
+        let mut lost = RecordWriter::open(&self.work.join(SEEDS_LOST), false, &self.io)?;
+        seeds += self.each_record(ExitList::Value(-e), Some((&mut lost, i, log)), |c, offsets| {
+            let start = u64::from(c) * CHUNK;
+            let candidates: Vec<(u32, bool)> = offsets
+                .into_iter()
+                .filter(|&(k, _)| self.make_losable(start + u64::from(k)))
+                .collect();
+            // The loss tests (children read at random; a child won in another chunk later is
+            // tested again by its propagation).
+            seed_boards(&self.level, start, candidates.iter().copied())
+                .into_iter()
+                .zip(&candidates)
+                .filter(|((board, _), &(k, _))| {
+                    self.children_all_won(board, None) && self.settle(start + u64::from(k), false)
+                })
+                .map(|(_, &(k, _))| (k, false))
+                .collect()
+        })?;
+        lost.finish()?;
+        Ok(seeds)
     }
 
-    /// Stream chunk `c` at step `i` (see the module documentation).
-    fn stream_chunk(
+    /// Run `f` on every record of exit list `list` (its chunk and offsets), in parallel a
+    /// batch at a time; what it returns (the seeds of step i, in increasing order) goes to
+    /// the seed file `out`, in the list's chunk order, and to the log. Returns the seeds.
+    fn each_record(
         &self,
-        i: i8,
-        c: usize,
-        first: bool,
-        seeds: &Mutex<SeedWriter>,
-    ) -> Result<(), TableError> {
-        let (start, end) = self.chunk_range(c);
-        let len = (end - start) as usize;
-        // Whole words: the padding is exit 0, which no step acts on.
-        let mut buf = vec![0u8; len.next_multiple_of(PER_WORD as usize)];
-        self.read_work(start, &mut buf[..len])?;
-        self.chunks.pending[c].store(false, Relaxed);
-        let active = i > 0;
-        let prev = i + 1;
-        let (eq_i, eq_neg, eq_none) = if active {
-            (
-                i as u8,
-                (-i) as u8,
-                if first { NO_EXIT_BYTE } else { (-i) as u8 },
-            )
-        } else {
-            // Never matched: 0x40 is neither an exit nor a value byte.
-            (0x40, 0x40, 0x40)
-        };
-        let mut dirty = DirtyPages::default();
-        let mut found: Vec<(u32, bool)> = Vec::new();
-        let mut candidates: Vec<(u32, bool)> = Vec::new();
-        let words = &self.words()[(start / PER_WORD) as usize..];
-        for (w, bytes) in buf.chunks_exact_mut(PER_WORD as usize).enumerate() {
-            let bytes: &mut [u8; 32] = bytes.try_into().expect("32 bytes");
-            let word = &words[w];
-            let old = word.load(Relaxed);
-            let settled = lanes(old, true);
-            let low = lanes(old, false);
-            let (flagged, is_i, is_neg, is_none) = byte_masks(bytes, eq_i, eq_neg, eq_none);
-            let write = settled & !flagged;
-            let leftover = !settled & flagged;
-            let open = !settled & !flagged;
-            let win = open & is_i;
-            let losable = open & !low & (is_neg | is_none);
-            if write | leftover | win | losable == 0 {
+        list: ExitList,
+        mut out: Option<(&mut RecordWriter, u32, &SettledLog)>,
+        f: impl Fn(u32, Vec<(u32, bool)>) -> Vec<(u32, bool)> + Sync,
+    ) -> Result<u64, TableError> {
+        let path = self.work.join(list.file_name());
+        if !Path::new(&path).exists() {
+            return Ok(0);
+        }
+        let mut reader = RecordReader::open(&path, 1 << 20, &self.io)?;
+        let mut seeds = 0;
+        loop {
+            let batch = reader.batch(list_batch())?;
+            if batch.is_empty() {
+                return Ok(seeds);
+            }
+            let found: Vec<(u32, Vec<(u32, bool)>)> = batch
+                .par_iter()
+                .map(|(c, body)| (*c, f(*c, decode_seeds(body))))
+                .collect();
+            let Some((out, i, log)) = out.as_mut() else {
                 continue;
+            };
+            let mut entries = Vec::new();
+            for (c, s) in found.into_iter().filter(|(_, s)| !s.is_empty()) {
+                seeds += s.len() as u64;
+                out.write(&encode_seeds(c, &s))?;
+                let start = u64::from(c) * CHUNK;
+                entries.clear();
+                entries.extend(s.iter().map(|&(k, won)| entry(start + u64::from(k), *i, won)));
+                log.add(&entries)?;
             }
-            let base = w as u32 * PER_WORD as u32;
-            let mut new = old;
-            for_bits(write, |k| {
-                let lost = low >> k & 1 == 1;
-                bytes[k] = value_byte(if lost { -prev } else { prev });
-            });
-            if write | win != 0 {
-                dirty.mark(base as usize);
-            }
-            for_bits(leftover, |k| {
-                // A seed of this step whose value an interrupted run wrote (see "Resuming").
-                let v = value_of_byte(bytes[k]);
-                new |= (if v > 0 { WON } else { LOST }) << (2 * k);
-                found.push((base + k as u32, v > 0));
-            });
-            for_bits(win, |k| {
-                new |= WON << (2 * k);
-                bytes[k] = value_byte(i);
-                found.push((base + k as u32, true));
-            });
-            for_bits(losable & !win, |k| {
-                new |= LOSABLE << (2 * k);
-                if is_neg >> k & 1 == 1 {
-                    candidates.push((base + k as u32, false));
-                }
-            });
-            if new != old {
-                word.store(new, Relaxed);
-            }
-            if leftover != 0 {
-                let bad = (0..32).filter(|&k| leftover >> k & 1 == 1).find(|&k| {
-                    value_of_byte(bytes[k]).unsigned_abs() != i.unsigned_abs() || !active
-                });
-                if let Some(k) = bad {
-                    return Err(TableError::Io {
-                        path: self.work.path.clone(),
-                        source: std::io::Error::other(format!(
-                            "work file inconsistent with its checkpoint at position {}: value {} unsettled at step {i}; delete the level's work files to rebuild it",
-                            start + u64::from(base) + k as u64,
-                            value_of_byte(bytes[k])
-                        )),
-                    });
-                }
-            }
+            log.flush_if_full()?;
         }
-        // The loss tests of the positions that became losable (their children read at random;
-        // a child won in another chunk meanwhile is tested again by propagation).
-        for ((board, _), k) in seed_boards(&self.level, start, candidates.iter().copied())
-            .into_iter()
-            .zip(candidates.iter().map(|&(k, _)| k))
-        {
-            if self.children_all_won(&board, None) {
-                let q = start + u64::from(k);
-                let word = &self.words()[(q / PER_WORD) as usize];
-                let shift = 2 * (q % PER_WORD);
-                word.store(word.load(Relaxed) | (LOST << shift), Relaxed);
-                buf[k as usize] = value_byte(-i);
-                dirty.mark(k as usize);
-                found.push((k, false));
-            }
-        }
-        for (a, b) in dirty.runs() {
-            let b = b.min(len);
-            self.write_work(start + a as u64, &buf[a..b])?;
-        }
-        if !found.is_empty() {
-            found.sort_unstable_by_key(|&(k, _)| k);
-            let record = encode_seeds(c as u32, &found);
-            seeds.lock().expect("seed lock").write(&record)?;
-        }
-        Ok(())
-    }
-}
-
-/// The 4 KiB pages of a chunk's buffer that the stream changed: only they are written back.
-#[derive(Default)]
-struct DirtyPages([u64; DirtyPages::WORDS]);
-
-impl DirtyPages {
-    const PAGE: usize = 4096;
-    const WORDS: usize = (CHUNK as usize / Self::PAGE).div_ceil(64);
-
-    #[inline]
-    fn mark(&mut self, offset: usize) {
-        let p = offset / Self::PAGE;
-        self.0[p / 64] |= 1 << (p % 64);
-    }
-
-    /// The changed byte ranges, runs of consecutive pages merged.
-    fn runs(&self) -> Vec<(usize, usize)> {
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        for (w, &bits) in self.0.iter().enumerate() {
-            for_bits64(bits, |k| {
-                let a = (64 * w + k) * Self::PAGE;
-                match out.last_mut() {
-                    Some(last) if last.1 == a => last.1 = a + Self::PAGE,
-                    _ => out.push((a, a + Self::PAGE)),
-                }
-            });
-        }
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dirty_pages_merge_into_runs() {
-        let mut d = DirtyPages::default();
-        for offset in [
-            0,
-            100,
-            4096,
-            3 * 4096 + 5,
-            64 * 4096,
-            65 * 4096,
-            CHUNK as usize - 1,
-        ] {
-            d.mark(offset);
-        }
-        assert_eq!(
-            d.runs(),
-            vec![
-                (0, 2 * 4096),
-                (3 * 4096, 4 * 4096),
-                (64 * 4096, 66 * 4096),
-                (CHUNK as usize - 4096, CHUNK as usize)
-            ]
-        );
     }
 }

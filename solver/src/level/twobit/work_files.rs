@@ -1,17 +1,29 @@
-//! The work files of a two-bit level besides its checkpoint: where they are and their removal,
-//! the reads and writes of the work file (counted), and the seed file of a step, written by
-//! the stream and read back by the propagation (records of `crate::seed_records`).
+//! The work directory of a two-bit level, `level-NN.work/`, and its record files: their names,
+//! their removal, and the counted writer and reader of records (the format of
+//! `crate::seed_records`: per chunk of 2^20 positions, its offsets in increasing order, each
+//! with a flag).
+//!
+//! ```text
+//! level-NN.work/
+//!   exit+05, exit-05, …   the positions whose exit is +5, −5, …   (written by the exits phase)
+//!   exit-none             the positions without an exit (no capture, not terminal)
+//!   step-05.won           the positions step 5's stream settled: exit +5, not yet won
+//!   step-05.lost          … and exit −5, every child won (the loss test)
+//!   step-05.run-0000, …   the positions step 5's propagation settled, flag = won, in sorted runs
+//!   resume, resume.tmp    the checkpoint (see `checkpoint`)
+//!   table                 the table while it is written, renamed to `level-NN.values`
+//! ```
+//!
+//! Every record file is in increasing chunk order with at most one record per chunk; the
+//! exit lists hold each position at most once in all (exit 0 is in none), and a position is
+//! in at most one step file (a position settles once).
 
-use std::fs::File;
-use std::io::{BufReader, Read, Write};
-use std::os::unix::fs::FileExt;
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use awari_db::table::HEADER_LEN;
 use awari_db::TableError;
-
-use super::{TwoBit, CHUNK};
 
 /// Disk I/O of the level in progress, counted as requested (work, seed and checkpoint files).
 #[derive(Default)]
@@ -20,77 +32,94 @@ pub(super) struct IoCount {
     pub(super) written: AtomicU64,
 }
 
-/// A work file of the level, with its path for errors.
-pub(super) struct WorkFile {
-    pub(super) path: PathBuf,
-    pub(super) file: File,
-}
-
-impl WorkFile {
-    pub(super) fn io(&self) -> impl FnOnce(std::io::Error) -> TableError + '_ {
-        |source| TableError::Io {
-            path: self.path.clone(),
-            source,
-        }
-    }
-}
-
-/// The work files of level `n` in `dir`: work, seeds, checkpoint (and its `.tmp`).
-pub fn work_paths(dir: &Path, n: u32) -> [PathBuf; 4] {
-    let name = |ext: &str| dir.join(format!("level-{n:02}.{ext}"));
-    [
-        name("work"),
-        name("seeds"),
-        name("resume"),
-        name("resume.tmp"),
-    ]
+/// The work directory of level `n` in `dir`.
+pub fn work_dir(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!("level-{n:02}.work"))
 }
 
 /// Remove the work files of level `n` (a level built, or built another way).
 pub fn remove_work_files(dir: &Path, n: u32) {
-    for p in work_paths(dir, n) {
-        let _ = std::fs::remove_file(p);
+    let _ = std::fs::remove_dir_all(work_dir(dir, n));
+}
+
+/// Which exit list a position is in: an exit value (never 0), or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ExitList {
+    Value(i8),
+    NoExit,
+}
+
+impl ExitList {
+    /// The list's index, 0..=97 (see [`ExitList::from_index`]).
+    pub(super) fn index(self) -> usize {
+        match self {
+            ExitList::Value(e) => (i32::from(e) + 48) as usize,
+            ExitList::NoExit => 97,
+        }
+    }
+
+    pub(super) const COUNT: usize = 98;
+
+    pub(super) fn from_index(k: usize) -> ExitList {
+        if k == 97 {
+            ExitList::NoExit
+        } else {
+            ExitList::Value(k as i8 - 48)
+        }
+    }
+
+    pub(super) fn file_name(self) -> String {
+        match self {
+            ExitList::Value(e) => format!("exit{e:+03}"),
+            ExitList::NoExit => "exit-none".into(),
+        }
     }
 }
 
-impl TwoBit<'_> {
-    pub(super) fn read_work(&self, start: u64, buf: &mut [u8]) -> Result<(), TableError> {
-        self.io.read.fetch_add(buf.len() as u64, Relaxed);
-        self.work
-            .file
-            .read_exact_at(buf, HEADER_LEN as u64 + start)
-            .map_err(self.work.io())
-    }
+/// The seed files of the step in progress: the stream's won and lost seeds.
+pub(super) const SEEDS_WON: &str = "seeds.won";
+pub(super) const SEEDS_LOST: &str = "seeds.lost";
 
-    pub(super) fn write_work(&self, start: u64, buf: &[u8]) -> Result<(), TableError> {
-        self.io.written.fetch_add(buf.len() as u64, Relaxed);
-        self.work
-            .file
-            .write_all_at(buf, HEADER_LEN as u64 + start)
-            .map_err(self.work.io())
-    }
+/// The part file of exit bucket `k`.
+pub(super) fn part_name(k: u32) -> String {
+    format!("part-{k:03}")
+}
 
-    pub(super) fn chunk_range(&self, c: usize) -> (u64, u64) {
-        let start = c as u64 * CHUNK;
-        (start, (start + CHUNK).min(self.level.size()))
+/// The bucket of a part file (`None`: not a part file).
+pub(super) fn part_of(name: &str) -> Option<u32> {
+    name.strip_prefix("part-")?.parse().ok()
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
+    move |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
-/// The seed file of a step, written by the streaming threads a record at a time.
-pub(super) struct SeedWriter<'a> {
-    file: std::io::BufWriter<File>,
+/// A record file written a record at a time (created, or appended to), counted.
+pub(super) struct RecordWriter<'a> {
+    file: BufWriter<File>,
     path: PathBuf,
     io: &'a IoCount,
 }
 
-impl<'a> SeedWriter<'a> {
-    pub(super) fn create(path: &Path, io: &'a IoCount) -> Result<SeedWriter<'a>, TableError> {
-        let file = File::create(path).map_err(|source| TableError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(SeedWriter {
-            file: std::io::BufWriter::with_capacity(1 << 20, file),
+impl<'a> RecordWriter<'a> {
+    /// Open `path` for writing at its end (`append`), or afresh.
+    pub(super) fn open(
+        path: &Path,
+        append: bool,
+        io: &'a IoCount,
+    ) -> Result<RecordWriter<'a>, TableError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+            .map_err(io_err(path))?;
+        Ok(RecordWriter {
+            file: BufWriter::with_capacity(1 << 16, file),
             path: path.to_path_buf(),
             io,
         })
@@ -98,53 +127,107 @@ impl<'a> SeedWriter<'a> {
 
     pub(super) fn write(&mut self, record: &[u8]) -> Result<(), TableError> {
         self.io.written.fetch_add(record.len() as u64, Relaxed);
-        self.file
-            .write_all(record)
-            .map_err(|source| TableError::Io {
-                path: self.path.clone(),
-                source,
-            })
+        self.file.write_all(record).map_err(io_err(&self.path))
     }
 
-    pub(super) fn finish(mut self) -> Result<(), TableError> {
-        self.file.flush().map_err(|source| TableError::Io {
-            path: self.path.clone(),
-            source,
+    /// Flush and sync the file: what it holds survives a crash.
+    pub(super) fn finish(self) -> Result<(), TableError> {
+        let path = self.path;
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| io_err(&path)(e.into_error()))?;
+        file.sync_data().map_err(io_err(&path))
+    }
+}
+
+/// A record file read back in order, counted.
+pub(super) struct RecordReader<'a> {
+    inner: BufReader<File>,
+    path: PathBuf,
+    io: &'a IoCount,
+    /// The next record's chunk and length, read ahead by [`RecordReader::peek_chunk`].
+    head: Option<(u32, usize)>,
+}
+
+impl<'a> RecordReader<'a> {
+    /// Open `path` with a read buffer of `buffer` bytes.
+    pub(super) fn open(
+        path: &Path,
+        buffer: usize,
+        io: &'a IoCount,
+    ) -> Result<RecordReader<'a>, TableError> {
+        let file = File::open(path).map_err(io_err(path))?;
+        Ok(RecordReader {
+            inner: BufReader::with_capacity(buffer, file),
+            path: path.to_path_buf(),
+            io,
+            head: None,
         })
     }
-}
 
-/// Reads a seed file back, record by record.
-pub(super) struct SeedReader<'a> {
-    pub(super) inner: BufReader<File>,
-    pub(super) path: &'a Path,
-    pub(super) io: &'a IoCount,
-}
-
-impl SeedReader<'_> {
-    /// Records totalling at least `bytes` (or what is left): (chunk, body).
-    pub(super) fn batch(&mut self, bytes: usize) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
-        let io = |source| TableError::Io {
-            path: self.path.to_path_buf(),
-            source,
-        };
-        let mut out = Vec::new();
-        let mut total = 0;
-        while total < bytes {
+    /// The chunk of the next record (`None`: none left).
+    pub(super) fn peek_chunk(&mut self) -> Result<Option<u32>, TableError> {
+        if self.head.is_none() {
             let mut head = [0u8; 8];
             match self.inner.read_exact(&mut head) {
                 Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                Err(e) => return Err(io(e)),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+                Err(e) => return Err(io_err(&self.path)(e)),
             }
             let chunk = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
             let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
-            let mut body = vec![0u8; len];
-            self.inner.read_exact(&mut body).map_err(io)?;
-            self.io.read.fetch_add(8 + len as u64, Relaxed);
-            total += 8 + len;
-            out.push((chunk, body));
+            self.io.read.fetch_add(8, Relaxed);
+            self.head = Some((chunk, len));
+        }
+        Ok(self.head.map(|(c, _)| c))
+    }
+
+    /// The next record: (chunk, body).
+    pub(super) fn next_record(&mut self) -> Result<Option<(u32, Vec<u8>)>, TableError> {
+        let Some(chunk) = self.peek_chunk()? else {
+            return Ok(None);
+        };
+        let (_, len) = self.head.take().expect("peeked");
+        let mut body = vec![0u8; len];
+        self.inner
+            .read_exact(&mut body)
+            .map_err(io_err(&self.path))?;
+        self.io.read.fetch_add(len as u64, Relaxed);
+        Ok(Some((chunk, body)))
+    }
+
+    /// Records totalling at least `bytes` (or what is left).
+    pub(super) fn batch(&mut self, bytes: usize) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
+        let mut out = Vec::new();
+        let mut total = 0;
+        while total < bytes {
+            match self.next_record()? {
+                Some(r) => {
+                    total += 8 + r.1.len();
+                    out.push(r);
+                }
+                None => break,
+            }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_lists() {
+        for k in 0..ExitList::COUNT {
+            assert_eq!(ExitList::from_index(k).index(), k);
+        }
+        assert_eq!(ExitList::Value(5).file_name(), "exit+05");
+        assert_eq!(ExitList::Value(-12).file_name(), "exit-12");
+        assert_eq!(part_of(&part_name(7)), Some(7));
+        assert_eq!(part_of(&part_name(1234)), Some(1234));
+        assert_eq!(part_of("exit+05"), None);
+        assert_eq!(part_of("resume"), None);
     }
 }

@@ -1,0 +1,203 @@
+//! The log of settled positions: every position a step settles (the stream's seeds and what
+//! the propagation reaches), with its value ±step, gathered in RAM across steps and, when the
+//! gathered entries reach the capacity or a checkpoint is due, sorted and appended to the
+//! **part files**, one per exit bucket of the level (`part-KKK`: the positions of bucket K).
+//! The conversion then writes the table a bucket at a time, each bucket from its part file
+//! alone, in as much RAM as the exits phase used (see `convert`).
+//!
+//! A part file is a sequence of records, a flush's records in increasing chunk order:
+//!
+//! ```text
+//! offset size  field
+//!      0    4  chunk (u32 LE)
+//!      4    4  byte length of the body (u32 LE)
+//!      8    …  body: per position, in increasing order, a LEB128 varint of (gap from the
+//!              previous offset in the chunk + 1), then its value (i8: +step won, −step lost)
+//! ```
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use awari_db::TableError;
+use rayon::prelude::*;
+
+use super::work_files::{part_name, IoCount, RecordWriter};
+use super::CHUNK;
+
+/// A log entry: position, step and whether it is won, ordered by position.
+#[inline]
+pub(super) fn entry(q: u64, step: u32, won: bool) -> u64 {
+    q << 7 | u64::from(step) << 1 | u64::from(won)
+}
+
+/// The value of an entry: +step if won, −step if lost.
+#[inline]
+fn value(e: u64) -> i8 {
+    let step = ((e >> 1) & 63) as i8;
+    if e & 1 == 1 {
+        step
+    } else {
+        -step
+    }
+}
+
+/// The settled positions gathered since the last flush, and where they go.
+pub(super) struct SettledLog<'a> {
+    work: &'a Path,
+    /// Positions per part file (the exit bucket).
+    bucket: u64,
+    /// Entries gathered before they are flushed (see [`SettledLog::flush_if_full`]).
+    capacity: usize,
+    gathered: Mutex<Vec<u64>>,
+    io: &'a IoCount,
+}
+
+impl<'a> SettledLog<'a> {
+    pub(super) fn new(work: &'a Path, bucket: u64, capacity: usize, io: &'a IoCount) -> Self {
+        SettledLog {
+            work,
+            bucket,
+            capacity,
+            // Untouched pages cost no memory: the vector is not reallocated below twice the
+            // capacity.
+            gathered: Mutex::new(Vec::with_capacity(2 * capacity)),
+            io,
+        }
+    }
+
+    /// The most entries to gather from one batch of seeds, so that a batch keeps within the
+    /// capacity: the batch's bytes of seed records (about a seed a byte).
+    pub(super) fn batch_bytes(&self, most: usize) -> usize {
+        (self.capacity / 4).clamp(1 << 16, most)
+    }
+
+    /// Add `entries` (see [`entry`]). Called from worker threads; should the gathered
+    /// entries reach twice the capacity (a batch that settled far more than its seeds),
+    /// they are flushed at once, on this thread (no rayon call under the lock: a worker
+    /// waiting in one may run another task that waits for the lock).
+    pub(super) fn add(&self, entries: &[u64]) -> Result<(), TableError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut g = self.gathered.lock().expect("log lock");
+        g.extend_from_slice(entries);
+        if g.len() >= 2 * self.capacity {
+            let mut full = std::mem::replace(&mut *g, Vec::with_capacity(2 * self.capacity));
+            full.sort_unstable();
+            self.append(&full)?;
+        }
+        Ok(())
+    }
+
+    /// Flush if the gathered entries reach the capacity. Called between batches, outside
+    /// the workers.
+    pub(super) fn flush_if_full(&self) -> Result<(), TableError> {
+        let full = self.gathered.lock().expect("log lock").len() >= self.capacity;
+        if full {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Sort what is gathered and append it to the part files, synced. Called outside the
+    /// workers.
+    pub(super) fn flush(&self) -> Result<(), TableError> {
+        let mut all = std::mem::replace(
+            &mut *self.gathered.lock().expect("log lock"),
+            Vec::with_capacity(2 * self.capacity),
+        );
+        all.par_sort_unstable();
+        self.append(&all)
+    }
+
+    /// Append sorted `entries` to the part files, a record per chunk, and sync them.
+    fn append(&self, entries: &[u64]) -> Result<(), TableError> {
+        let chunk_shift = CHUNK.trailing_zeros() + 7;
+        let mut rest = entries;
+        while let Some(&first) = rest.first() {
+            let part = (first >> 7) / self.bucket;
+            let end = ((part + 1) * self.bucket) << 7;
+            let n = rest.partition_point(|&e| e < end);
+            let path = self.work.join(part_name(part as u32));
+            let mut out = RecordWriter::open(&path, true, self.io)?;
+            for run in rest[..n].chunk_by(|a, b| a >> chunk_shift == b >> chunk_shift) {
+                out.write(&encode(run, chunk_shift))?;
+            }
+            out.finish()?;
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+}
+
+/// One chunk's sorted entries as a part-file record.
+fn encode(run: &[u64], chunk_shift: u32) -> Vec<u8> {
+    let mut out = vec![0u8; 8];
+    out[0..4].copy_from_slice(&((run[0] >> chunk_shift) as u32).to_le_bytes());
+    let mut prev: i64 = -1;
+    for &e in run {
+        let k = ((e >> 7) % CHUNK) as i64;
+        let mut x = (k - prev) as u64;
+        prev = k;
+        while x >= 0x80 {
+            out.push(x as u8 | 0x80);
+            x >>= 7;
+        }
+        out.push(x as u8);
+        out.push(value(e) as u8);
+    }
+    let len = (out.len() - 8) as u32;
+    out[4..8].copy_from_slice(&len.to_le_bytes());
+    out
+}
+
+/// Call `f(offset, value)` for every position of a part-file record's body.
+pub(super) fn decode(body: &[u8], mut f: impl FnMut(u32, i8)) {
+    let (mut x, mut shift, mut prev, mut i) = (0u64, 0, -1i64, 0);
+    while i < body.len() {
+        let b = body[i];
+        i += 1;
+        x |= u64::from(b & 0x7f) << shift;
+        shift += 7;
+        if b < 0x80 {
+            prev += x as i64;
+            f(prev as u32, body[i] as i8);
+            i += 1;
+            x = 0;
+            shift = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let mut rng = awari_db::SplitMix64(9);
+        let mut entries: Vec<u64> = (0..5000)
+            .map(|_| {
+                entry(
+                    7 * CHUNK + rng.below(CHUNK),
+                    1 + rng.below(48) as u32,
+                    rng.below(2) == 1,
+                )
+            })
+            .collect();
+        entries.push(entry(7 * CHUNK, 48, false));
+        entries.sort_unstable();
+        entries.dedup_by_key(|e| *e >> 7);
+        let shift = CHUNK.trailing_zeros() + 7;
+        let record = encode(&entries, shift);
+        assert_eq!(u32::from_le_bytes(record[0..4].try_into().unwrap()), 7);
+        let mut back = Vec::new();
+        decode(&record[8..], |k, v| back.push((k, v)));
+        let want: Vec<(u32, i8)> = entries
+            .iter()
+            .map(|&e| (((e >> 7) % CHUNK) as u32, value(e)))
+            .collect();
+        assert_eq!(back, want);
+        assert!(want.iter().any(|&(_, v)| v == -48));
+    }
+}
