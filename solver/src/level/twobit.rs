@@ -197,12 +197,14 @@ impl<'a> TwoBit<'a> {
         let checkpoint = match read_checkpoint(&work, n, rules) {
             Ok(c) => c,
             Err(BadCheckpoint(why)) => {
-                eprintln!("level {n}: starting afresh: {why}");
+                if work.is_dir() {
+                    eprintln!("level {n}: starting afresh: {why}");
+                }
                 None
             }
         };
         if checkpoint.is_none() {
-            let _ = std::fs::remove_dir_all(&work);
+            remove_work_files(dir, n);
         }
         std::fs::create_dir_all(&work).map_err(|source| TableError::Io {
             path: work.clone(),

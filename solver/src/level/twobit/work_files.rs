@@ -37,9 +37,18 @@ pub fn work_dir(dir: &Path, n: u32) -> PathBuf {
     dir.join(format!("level-{n:02}.work"))
 }
 
-/// Remove the work files of level `n` (a level built, or built another way).
+/// Remove the work files of level `n` (a level built, or built another way), those of the
+/// former layout too (a work file `level-NN.work`, `level-NN.seeds`, `level-NN.resume`).
 pub fn remove_work_files(dir: &Path, n: u32) {
-    let _ = std::fs::remove_dir_all(work_dir(dir, n));
+    let work = work_dir(dir, n);
+    if work.is_dir() {
+        let _ = std::fs::remove_dir_all(&work);
+    } else {
+        let _ = std::fs::remove_file(&work);
+    }
+    for ext in ["seeds", "resume", "resume.tmp"] {
+        let _ = std::fs::remove_file(dir.join(format!("level-{n:02}.{ext}")));
+    }
 }
 
 /// Which exit list a position is in: an exit value (never 0), or none.
