@@ -939,15 +939,18 @@ fn uncapture_toward<const CW: bool, const COUNTS: u8>(
             }
             first += PITS - 1;
         }
-        let threes = (c - 2 * len) as u32;
+        let threes = c - 2 * len;
         let twos: Packed = (0..len).map(|j| 2 << (8 * at(low + j))).sum();
-        for mask in 0u32..(1 << len) {
-            if mask.count_ones() != threes {
-                continue;
+        // The refills: 2 in every pit of the run and 3 in the pits of `mask`, every mask of
+        // `threes` bits in increasing order (each the next number with as many bits).
+        let mut mask = (1u32 << threes) - 1;
+        while mask < 1 << len {
+            let mut refill = twos;
+            let mut bits = mask;
+            while bits != 0 {
+                refill += 1 << (8 * at(low + bits.trailing_zeros() as usize));
+                bits &= bits - 1;
             }
-            let refill = (0..len)
-                .filter(|j| mask >> j & 1 != 0)
-                .fold(twos, |r, j| r + (1 << (8 * at(low + j))));
             let sown = a + refill;
             let mut s = first;
             while s <= crate::MAX_SEEDS as usize {
@@ -960,6 +963,11 @@ fn uncapture_toward<const CW: bool, const COUNTS: u8>(
                 f(sown - path + ((s as Packed) << (8 * h)), h);
                 s += step;
             }
+            if mask == 0 {
+                break;
+            }
+            let t = mask | (mask - 1);
+            mask = (t + 1) | (((!t & (t + 1)) - 1) >> (mask.trailing_zeros() + 1));
         }
     }
 }
