@@ -684,8 +684,9 @@ fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)
     // Opponent pits holding 2 or 3: a sowing ending there would have captured.
     let capturing = byte_mask(zero_bytes((a & BYTES_FE) ^ BYTES_02)) & 0xfc0;
     // A sowing that would capture every opponent seed is a grand slam: legal, and it
-    // captures nothing (never where an opponent pit of the sown board holds 4 or more).
-    let slams = rules.grand_slam_captures_nothing() && !opponent_keeps_a_pit(a);
+    // captures nothing. Only where every opponent pit of the sown board holding a seed holds
+    // 2 or 3: a capture takes no other.
+    let slams = rules.grand_slam_captures_nothing() && !empty & 0xfc0 == capturing;
     let both = rules.sows_both_ways();
     let masks = (empty, capturing);
     let mirrored = if both {
