@@ -80,28 +80,31 @@ fn main() {
         );
     }
     // The exits stream: every position of level 20 un-captured into level 22 (c = 2) and 26
-    // (c = 6), each parent ranked (by the ranked generator the builder uses).
-    for c in [2u8, 6] {
-        let up = Level::new(20 + u32::from(c));
-        let mut parents = 0u64;
-        for b in &boards {
-            b.for_each_uncapture(Rules::Awari, c, |_, _| parents += 1);
+    // (c = 6), each parent ranked (by the ranked generator the builder uses); Cross-Wari
+    // un-captures both ways.
+    for rules in [Rules::Awari, Rules::CrossWari] {
+        for c in [2u8, 6] {
+            let up = Level::new(20 + u32::from(c));
+            let mut parents = 0u64;
+            for b in &boards {
+                b.for_each_uncapture(rules, c, |_, _| parents += 1);
+            }
+            println!(
+                "(un-captures taking {c}, {rules}: {:.3} parents per position)",
+                parents as f64 / count as f64
+            );
+            measure(
+                &format!("un-captures + rank ({rules}, c = {c})"),
+                count,
+                || {
+                    let mut k = 0u64;
+                    for b in &boards {
+                        b.for_each_ranked_uncapture(rules, c, &up, |q, _| k += q);
+                    }
+                    k
+                },
+            );
         }
-        println!(
-            "(un-captures taking {c}: {:.3} parents per position)",
-            parents as f64 / count as f64
-        );
-        measure(
-            &format!("un-captures + rank (awari, c = {c})"),
-            count,
-            || {
-                let mut k = 0u64;
-                for b in &boards {
-                    b.for_each_ranked_uncapture(Rules::Awari, c, &up, |q, _| k += q);
-                }
-                k
-            },
-        );
     }
     // The same boards in random order, as the settling phase meets them: the un-sowing loop's
     // branches no longer follow the index order.

@@ -98,22 +98,43 @@ const fn sow_table(step: usize) -> [[Packed; 49]; 6] {
     t
 }
 
-/// `SEED_PIT[h][s]`: the pit where the `s`-th seed sown from pit `h` falls (the pit played is
-/// skipped on every lap), for the un-sowing loops: byte 15 of `SOW[h][s]`, unpacked at
-/// compile time.
-const SEED_PIT: [[u8; 49]; 6] = {
-    let mut t = [[0u8; 49]; 6];
+/// `SOW_CROSS[h][s]`: the sowing `cross-wari` makes of `s` seeds from pit `h`: `SOW[h][s]`
+/// for an even `s`, `SOW_CW[h][s]` for an odd one, so that the quiet-move count looks a move
+/// up without a branch on the parity.
+const SOW_CROSS: [[Packed; 49]; 6] = {
+    let mut t = [[0u128; 49]; 6];
     let mut h = 0;
     while h < 6 {
         let mut s = 1;
         while s <= 48 {
-            t[h][s] = (SOW[h][s] >> 120) as u8;
+            t[h][s] = if s % 2 == 1 { SOW_CW[h][s] } else { SOW[h][s] };
             s += 1;
         }
         h += 1;
     }
     t
 };
+
+/// The pit where the `s`-th seed of a sowing from pit `h` falls (the pit played is skipped on
+/// every lap), for the un-sowing loops: byte 15 of `table[h][s]`, unpacked at compile time.
+const fn seed_pits(table: &[[Packed; 49]; 6]) -> [[u8; 49]; 6] {
+    let mut t = [[0u8; 49]; 6];
+    let mut h = 0;
+    while h < 6 {
+        let mut s = 1;
+        while s <= 48 {
+            t[h][s] = (table[h][s] >> 120) as u8;
+            s += 1;
+        }
+        h += 1;
+    }
+    t
+}
+
+/// `SEED_PIT[h][s]`: [`seed_pits`] of `SOW` (counter-clockwise).
+const SEED_PIT: [[u8; 49]; 6] = seed_pits(&SOW);
+/// `SEED_PIT_CW[h][s]`: [`seed_pits`] of `SOW_CW` (clockwise).
+const SEED_PIT_CW: [[u8; 49]; 6] = seed_pits(&SOW_CW);
 
 /// A sowing before the rules judge it (internal to move generation).
 #[derive(Clone, Copy, Debug)]
@@ -514,7 +535,7 @@ fn quiet_moves_sown(x: Packed, n: i8, rules: Rules) -> Result<u8, i8> {
 
 /// [`Board::quiet_moves`] without sowing, when it finds a legal non-capturing move (else
 /// `None`, and the full count decides): a move of `s` seeds from pit `h` captures nothing when
-/// its last seed (`SOW[h][s]`, or `SOW_CW[h][s]` for an odd pit under `cross-wari`) does not
+/// its last seed (`SOW[h][s]`, or `SOW_CROSS[h][s]` under `cross-wari`) does not
 /// make an opponent pit 2 or 3, and is then legal when the opponent's row is not empty or the
 /// sowing reaches it (no eradication, and an empty row is fed). Under `abapa` and `cross-wari`
 /// a capture may be a grand slam, which counts as non-capturing: each capturing move is sown
@@ -569,9 +590,11 @@ fn quiet_part<const FROM: usize, const TO: usize, const CROSS: bool>(x: Packed) 
     for h in FROM..TO {
         let s = usize::from(pit(x, h));
         // Whether the sowing reaches the opponent's row: counter-clockwise past pit 5,
-        // clockwise past pit 0.
-        let (entry, reaches) = if CROSS && s % 2 == 1 {
-            (SOW_CW[h][s], s > h)
+        // clockwise past pit 0; under `cross-wari` the table entry tells (whether it adds to
+        // that row), without a branch on the parity.
+        let (entry, reaches) = if CROSS {
+            let entry = SOW_CROSS[h][s];
+            (entry, entry & OPPONENT_ROW != 0)
         } else {
             (SOW[h][s], s + h > 5)
         };
@@ -643,25 +666,134 @@ impl QuietMoves {
 ///
 /// With `a` the child rotated back (the sown board, the parent's row being pits 0..5): for
 /// every empty pit `h` of that row and seed count s = 1, 2, …, the parent is `a` less one
-/// seed in each of the first s pits that sowing from `h` passes (`SOW[h][s]`, subtracted
-/// pit by pit as s grows), with s seeds in `h`; it stops at the first pit that would go
-/// below zero.
+/// seed in each of the first s pits that sowing from `h` passes (`SOW[h][s]`), with s seeds
+/// in `h`; the counts stop at the first pit that would go below zero (see [`first_lap`]).
 ///
 /// Under `cross-wari` a parent sowed counter-clockwise from an even count, or clockwise from
-/// an odd one: the second are the mirror images of the counter-clockwise un-sowings of the
-/// mirrored child (mirroring commutes with rotation; the pit played is mirrored back).
+/// an odd one (`SOW_CW`): the counts of both directions are found for each pit `h` and taken
+/// in one loop, as one mask (see [`UNSOW`]).
 #[inline(always)]
 fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)) {
-    if !rules.sows_both_ways() {
-        return unsow_ccw::<ANY_COUNT>(child, rules, f);
+    // The mover's row of the child is the row the parent sowed into last: if empty, the
+    // move eradicated (illegal without a capture).
+    if child & !OPPONENT_ROW == 0 {
+        return;
     }
-    unsow_ccw::<EVEN_COUNTS>(child, rules, &mut f);
-    unsow_ccw::<ODD_COUNTS>(mirror_packed(child), rules, |parent, h, changed| {
-        f(mirror_packed(parent), mirror_pit(h), changed)
-    });
+    let a = rotate_packed(child);
+    let empty = byte_mask(zero_bytes(a));
+    // Opponent pits holding 2 or 3: a sowing ending there would have captured.
+    let capturing = byte_mask(zero_bytes((a & BYTES_FE) ^ BYTES_02)) & 0xfc0;
+    // A sowing that would capture every opponent seed is a grand slam: legal, and it
+    // captures nothing. Only where every opponent pit of the sown board holding a seed holds
+    // 2 or 3: a capture takes no other.
+    let slams = rules.grand_slam_captures_nothing() && !empty & 0xfc0 == capturing;
+    let both = rules.sows_both_ways();
+    let masks = (empty, capturing);
+    let mirrored = if both {
+        (mirror_mask(empty), mirror_mask(capturing))
+    } else {
+        (0, 0)
+    };
+    let mut origins = empty & 0x3f;
+    while origins != 0 {
+        let h = origins.trailing_zeros() as usize;
+        origins &= origins - 1;
+        // Bit j: j + 1 seeds counter-clockwise; under `cross-wari`, bit 11 + j: j + 1 seeds
+        // clockwise.
+        let mut counts = if both {
+            first_lap::<false, EVEN_COUNTS>(a, masks, h, slams)
+                | first_lap::<true, ODD_COUNTS>(a, mirrored, 5 - h, slams) << 11
+        } else {
+            first_lap::<false, ANY_COUNT>(a, masks, h, slams)
+        };
+        while counts != 0 {
+            let j = counts.trailing_zeros() as usize;
+            counts &= counts - 1;
+            let parent = a.wrapping_add(UNSOW[h][j]);
+            f(parent, h, (parent ^ a) & OPPONENT_ROW != 0);
+        }
+        if empty == 1 << h {
+            // Every other pit holds a seed: the sowing may go round again.
+            if both {
+                unsow_laps::<false, EVEN_COUNTS>(a, h, slams, &mut f);
+                unsow_laps::<true, ODD_COUNTS>(a, h, slams, &mut f);
+            } else {
+                unsow_laps::<false, ANY_COUNT>(a, h, slams, &mut f);
+            }
+        }
+    }
 }
 
-/// Seed counts `unsow_ccw` tries: any, or the odd or the even ones only (`cross-wari`).
+/// `UNSOW[h][j]`: what un-sowing adds to the sown board to give the parent that sowed pit `h`
+/// (its s seeds back in `h`, a seed less in every pit the sowing passed), as a wrapping
+/// difference: for j < 11, s = j + 1 seeds counter-clockwise (`SOW`); for j ≥ 11, s = j − 10
+/// seeds clockwise (`SOW_CW`). The parent is `a.wrapping_add(UNSOW[h][j])`, each of whose
+/// pits is at least 0 where the un-sowing fits.
+const UNSOW: [[Packed; 22]; 6] = {
+    let mut t = [[0u128; 22]; 6];
+    let mut h = 0;
+    while h < 6 {
+        let mut j = 0;
+        while j < 22 {
+            let (path, s) = if j < 11 {
+                (SOW[h][j + 1], j + 1)
+            } else {
+                (SOW_CW[h][j - 10], j - 10)
+            };
+            t[h][j] = ((s as Packed) << (8 * h)).wrapping_sub(path & PITS_MASK);
+            j += 1;
+        }
+        h += 1;
+    }
+    t
+};
+
+/// The first-lap seed counts (1..=11) that un-sow the sown board `a` into a legal
+/// non-capturing move from pit `k` counter-clockwise, or with `CW` from pit 5 − k clockwise,
+/// of the counts `COUNTS` allows: bit j for j + 1 seeds. `(empty, capturing)`: the masks of
+/// the empty pits and of the opponent pits holding 2 or 3, mirrored with `CW` (bit i: pit
+/// [`mirror_pit`]`(i)`), in which frame the clockwise sowing from 5 − k walks as a
+/// counter-clockwise one from `k`. `slams`: whether a sowing that would capture may be a
+/// grand slam, legal and capturing nothing.
+#[inline(always)]
+fn first_lap<const CW: bool, const COUNTS: u8>(
+    a: Packed,
+    (empty, capturing): (u32, u32),
+    k: usize,
+    slams: bool,
+) -> u32 {
+    // Bit j of a `path` mask is the pit the (j+1)-th seed sown from k falls in, on the
+    // first lap: pits k+1, …, 11, 0, …, k−1.
+    let path = |mask: u32| ((mask | (mask << 12)) >> (k + 1)) & 0x7ff;
+    let blocked = path(empty);
+    // Seed counts s = 1..=longest take a seed from non-empty pits only.
+    let fits = if blocked == 0 {
+        0x7ff
+    } else {
+        (1u32 << blocked.trailing_zeros()) - 1
+    };
+    let allowed = match COUNTS {
+        ODD_COUNTS => 0x555,
+        EVEN_COUNTS => 0xaaa,
+        _ => 0x7ff,
+    };
+    let mut counts = fits & !path(capturing) & allowed;
+    if slams {
+        let h = if CW { 5 - k } else { k };
+        let (_, seed_pit) = tables::<CW>();
+        let mut captures = fits & path(capturing) & allowed;
+        while captures != 0 {
+            let j = captures.trailing_zeros() as usize;
+            captures &= captures - 1;
+            if captures_every_opponent_seed::<CW>(a, usize::from(seed_pit[h][j + 1])) {
+                counts |= 1 << j;
+            }
+        }
+    }
+    counts
+}
+
+/// Seed counts the un-sowings try: any, or the odd or the even ones only (`cross-wari`).
 const ANY_COUNT: u8 = 0;
 const ODD_COUNTS: u8 = 1;
 const EVEN_COUNTS: u8 = 2;
@@ -676,79 +808,29 @@ const fn counts_allow<const COUNTS: u8>(s: usize) -> bool {
     }
 }
 
-/// [`unsow_all`]'s counter-clockwise un-sowings, of the seed counts `COUNTS` allows.
+/// The sowing table of a direction and its seed pits: `SOW` and `SEED_PIT`, or with `CW`
+/// `SOW_CW` and `SEED_PIT_CW`.
 #[inline(always)]
-fn unsow_ccw<const COUNTS: u8>(
-    child: Packed,
-    rules: Rules,
-    mut f: impl FnMut(Packed, usize, bool),
-) {
-    // The mover's row of the child is the row the parent sowed into last: if empty, the
-    // move eradicated (illegal without a capture).
-    if child & !OPPONENT_ROW == 0 {
-        return;
-    }
-    let a = rotate_packed(child);
-    let empty = byte_mask(zero_bytes(a));
-    // Opponent pits holding 2 or 3: a sowing ending there would have captured.
-    let capturing = byte_mask(zero_bytes((a & BYTES_FE) ^ BYTES_02)) & 0xfc0;
-    let mut origins = empty & 0x3f;
-    while origins != 0 {
-        let h = origins.trailing_zeros() as usize;
-        origins &= origins - 1;
-        // Bit j of a `path` mask is the pit the (j+1)-th seed sown from h falls in, on the
-        // first lap: pits h+1, …, 11, 0, …, h−1.
-        let path = |mask: u32| ((mask | (mask << 12)) >> (h + 1)) & 0x7ff;
-        let blocked = path(empty);
-        // Seed counts s = 1..=longest take a seed from non-empty pits only.
-        let longest = if blocked == 0 {
-            11
-        } else {
-            blocked.trailing_zeros() as usize
-        };
-        // Bit j stands for a sowing of j + 1 seeds.
-        let allowed = match COUNTS {
-            ODD_COUNTS => 0x555,
-            EVEN_COUNTS => 0xaaa,
-            _ => 0x7ff,
-        };
-        let mut counts = ((1u32 << longest) - 1) & !path(capturing) & allowed;
-        if rules.grand_slam_captures_nothing() && !opponent_keeps_a_pit(a) {
-            // A sowing that would capture every opponent seed is a grand slam: legal, and
-            // it captures nothing (never where an opponent pit of the sown board holds 4 or
-            // more).
-            let mut slams = ((1u32 << longest) - 1) & path(capturing) & allowed;
-            while slams != 0 {
-                let j = slams.trailing_zeros() as usize;
-                slams &= slams - 1;
-                if captures_every_opponent_seed(&unpack(a), usize::from(SEED_PIT[h][j + 1])) {
-                    counts |= 1 << j;
-                }
-            }
-        }
-        while counts != 0 {
-            let s = counts.trailing_zeros() as usize + 1;
-            counts &= counts - 1;
-            let parent = a - (SOW[h][s] & PITS_MASK) + ((s as Packed) << (8 * h));
-            f(parent, h, s + h > 5);
-        }
-        if longest == 11 {
-            // Every other pit holds a seed: the sowing may go round again.
-            unsow_laps::<COUNTS>(a, h, rules, &mut f);
-        }
+fn tables<const CW: bool>() -> (&'static [[Packed; 49]; 6], &'static [[u8; 49]; 6]) {
+    if CW {
+        (&SOW_CW, &SEED_PIT_CW)
+    } else {
+        (&SOW, &SEED_PIT)
     }
 }
 
-/// The un-sowings from pit `h` of 12 seeds or more (see `unsow_all`), one seed at a time.
+/// The un-sowings from pit `h` of 12 seeds or more (see `unsow_all`), one seed at a time, in
+/// one direction (`CW`: clockwise).
 #[cold]
-fn unsow_laps<const COUNTS: u8>(
+fn unsow_laps<const CW: bool, const COUNTS: u8>(
     a: Packed,
     h: usize,
-    rules: Rules,
+    slams: bool,
     f: &mut impl FnMut(Packed, usize, bool),
 ) {
-    let mut rem = a - (SOW[h][11] & PITS_MASK);
-    for (s, &last) in SEED_PIT[h].iter().enumerate().skip(12) {
+    let (sow, seed_pit) = tables::<CW>();
+    let mut rem = a - (sow[h][11] & PITS_MASK);
+    for (s, &last) in seed_pit[h].iter().enumerate().skip(12) {
         let last = usize::from(last);
         if pit(rem, last) == 0 {
             break;
@@ -760,8 +842,7 @@ fn unsow_laps<const COUNTS: u8>(
         let v = pit(a, last);
         if last >= 6
             && (v == 2 || v == 3)
-            && (!rules.grand_slam_captures_nothing()
-                || !captures_every_opponent_seed(&unpack(a), last))
+            && (!slams || !captures_every_opponent_seed::<CW>(a, last))
         {
             continue;
         }
@@ -769,15 +850,17 @@ fn unsow_laps<const COUNTS: u8>(
     }
 }
 
-/// Whether a capture ending at `last` on the sown board `a` takes every opponent seed.
-fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
+/// Whether a capture ending at `last` on the sown board `a` takes every opponent seed: the
+/// opponent pits left once the walk back from `last` (towards lower pits, or with `CW`
+/// higher ones) has taken each pit of 2 or 3 are all empty.
+fn captures_every_opponent_seed<const CW: bool>(a: Packed, last: usize) -> bool {
+    let mut left = a & OPPONENT_ROW;
     let mut j = last;
-    while j >= 6 && (a[j] == 2 || a[j] == 3) {
-        j -= 1;
+    while (6..PITS).contains(&j) && matches!(pit(a, j), 2 | 3) {
+        left &= !(0xff << (8 * j));
+        j = if CW { j + 1 } else { j - 1 };
     }
-    // Pits 6..=j were not reached by the capture, nor were the pits after `last`.
-    let before = if j >= 6 { &a[6..=j] } else { &a[6..6] };
-    before.iter().all(|&p| p == 0) && a[last + 1..].iter().all(|&p| p == 0)
+    left == 0
 }
 
 /// Un-capture the packed child `child` (see [`Board::for_each_uncapture`]), calling
@@ -791,26 +874,10 @@ fn captures_every_opponent_seed(a: &[u8; PITS], last: usize) -> bool {
 /// pit of its row, `low` the first of the other), a later one while no pit would go below zero.
 ///
 /// Under `cross-wari`, as [`unsow_all`]: the counter-clockwise un-captures from an even count,
-/// and the mirror images of those of the mirrored child from an odd one.
+/// and the clockwise ones from an odd count, found by the same walk over the mirrored mask of
+/// empty pits.
 #[inline(always)]
 fn uncapture_all(child: Packed, rules: Rules, captures: u8, mut f: impl FnMut(Packed, usize)) {
-    if !rules.sows_both_ways() {
-        return uncapture_ccw::<ANY_COUNT>(child, rules, captures, f);
-    }
-    uncapture_ccw::<EVEN_COUNTS>(child, rules, captures, &mut f);
-    uncapture_ccw::<ODD_COUNTS>(mirror_packed(child), rules, captures, |parent, h| {
-        f(mirror_packed(parent), mirror_pit(h))
-    });
-}
-
-/// [`uncapture_all`]'s counter-clockwise un-captures, of the seed counts `COUNTS` allows.
-#[inline(always)]
-fn uncapture_ccw<const COUNTS: u8>(
-    child: Packed,
-    rules: Rules,
-    captures: u8,
-    mut f: impl FnMut(Packed, usize),
-) {
     let c = usize::from(captures);
     if c < 2 || seeds_packed(child) as usize + c > crate::MAX_SEEDS as usize {
         return;
@@ -824,40 +891,84 @@ fn uncapture_ccw<const COUNTS: u8>(
     if empty & 0x3f == 0 || empty & 0xfc0 == 0 {
         return;
     }
-    let h = 31 - (empty & 0x3f).leading_zeros() as usize;
+    if !rules.sows_both_ways() {
+        return uncapture_toward::<false, ANY_COUNT>(a, empty, c, &mut f);
+    }
+    uncapture_toward::<false, EVEN_COUNTS>(a, empty, c, &mut f);
+    uncapture_toward::<true, ODD_COUNTS>(a, mirror_mask(empty), c, &mut f);
+}
+
+/// [`uncapture_all`]'s un-captures of `c` seeds in one direction (`CW`: clockwise), of the
+/// seed counts `COUNTS` allows, from the board `a` after capture and its mask of empty pits,
+/// mirrored with `CW` (bit i: pit [`mirror_pit`]`(i)`; in that frame a clockwise sowing runs
+/// as a counter-clockwise one).
+#[inline(always)]
+fn uncapture_toward<const CW: bool, const COUNTS: u8>(
+    a: Packed,
+    empty: u32,
+    c: usize,
+    f: &mut impl FnMut(Packed, usize),
+) {
+    // The board's pit at bit i of the mask.
+    let at = |i: usize| if CW { mirror_pit(i) } else { i };
+    let k = 31 - (empty & 0x3f).leading_zeros() as usize;
+    let h = at(k);
     let low = (empty & 0xfc0).trailing_zeros() as usize;
-    let below = pit(a, low - 1);
-    if low > 6 && (below == 2 || below == 3) {
+    if low > 6 && matches!(pit(a, at(low - 1)), 2 | 3) {
         // The capture would have gone on below the run.
         return;
     }
     // The run is empty pits from `low` on.
     let empties = (!(empty >> low)).trailing_zeros() as usize;
     let (shortest, longest) = (c.div_ceil(3), (c / 2).min(empties));
+    let (sow, _) = tables::<CW>();
+    // Seed counts 11 apart alternate in parity: with one parity only, every other one.
+    let step = if COUNTS == ANY_COUNT {
+        PITS - 1
+    } else {
+        2 * (PITS - 1)
+    };
     for len in shortest..=longest {
         let last = low + len - 1;
-        let threes = (c - 2 * len) as u32;
-        let twos: Packed = (0..len).map(|k| 2 << (8 * (low + k))).sum();
-        for mask in 0u32..(1 << len) {
-            if mask.count_ones() != threes {
+        let mut first = last - k;
+        if !counts_allow::<COUNTS>(first) {
+            // The next count goes round once more and takes a seed from every pit but `h`:
+            // none is possible while a pit outside the refilled run stays empty.
+            let run = ((1u32 << len) - 1) << low;
+            if empty & !(1 << k) & !run != 0 {
                 continue;
             }
-            let refill = (0..len)
-                .filter(|k| mask >> k & 1 != 0)
-                .fold(twos, |r, k| r + (1 << (8 * (low + k))));
+            first += PITS - 1;
+        }
+        let threes = c - 2 * len;
+        let twos: Packed = (0..len).map(|j| 2 << (8 * at(low + j))).sum();
+        // The refills: 2 in every pit of the run and 3 in the pits of `mask`, every mask of
+        // `threes` bits in increasing order (each the next number with as many bits).
+        let mut mask = (1u32 << threes) - 1;
+        while mask < 1 << len {
+            let mut refill = twos;
+            let mut bits = mask;
+            while bits != 0 {
+                refill += 1 << (8 * at(low + bits.trailing_zeros() as usize));
+                bits &= bits - 1;
+            }
             let sown = a + refill;
-            let mut s = last - h;
+            let mut s = first;
             while s <= crate::MAX_SEEDS as usize {
-                let path = SOW[h][s] & PITS_MASK;
+                let path = sow[h][s] & PITS_MASK;
                 // Every pit keeps at least 0 (bytes below 0x80: no borrow crosses a byte).
+                // A larger count takes at least as much from every pit: none fits either.
                 if ((sown | BYTES_80) - path) & BYTES_80 != BYTES_80 {
                     break;
                 }
-                if counts_allow::<COUNTS>(s) {
-                    f(sown - path + ((s as Packed) << (8 * h)), h);
-                }
-                s += PITS - 1;
+                f(sown - path + ((s as Packed) << (8 * h)), h);
+                s += step;
             }
+            if mask == 0 {
+                break;
+            }
+            let t = mask | (mask - 1);
+            mask = (t + 1) | (((!t & (t + 1)) - 1) >> (mask.trailing_zeros() + 1));
         }
     }
 }

@@ -45,17 +45,10 @@ pub(crate) fn rotate_packed(x: Packed) -> Packed {
     ((x >> 48) | (x << 48)) & ((1 << 96) - 1)
 }
 
-/// The board seen in a mirror: each row reversed (pit i becomes 5 − i, pit 6 + i becomes
-/// 11 − i), rows kept. A clockwise sowing from pit h is the mirror of a counter-clockwise one
-/// from pit 5 − h; mirroring commutes with [`rotate_packed`] and is its own inverse.
-#[inline]
-pub(crate) fn mirror_packed(x: Packed) -> Packed {
-    const ROW: u64 = (1 << 48) - 1;
-    let reverse = |row: u64| (row & ROW).swap_bytes() >> 16;
-    Packed::from(reverse(x as u64)) | (Packed::from(reverse((x >> 48) as u64)) << 48)
-}
-
-/// The pit that pit `i` becomes in [`mirror_packed`].
+/// The pit that pit `i` becomes when the board is seen in a mirror: each row reversed (pit
+/// i becomes 5 − i, pit 6 + i becomes 11 − i), rows kept. A clockwise sowing from pit h is
+/// the mirror image of a counter-clockwise one from pit 5 − h; mirroring commutes with
+/// [`rotate_packed`] and is its own inverse.
 #[inline]
 pub(crate) const fn mirror_pit(i: usize) -> usize {
     if i < 6 {
@@ -63,6 +56,30 @@ pub(crate) const fn mirror_pit(i: usize) -> usize {
     } else {
         17 - i
     }
+}
+
+/// `REVERSE6[m]`: the six low bits of `m` in reverse order.
+const REVERSE6: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut m = 0;
+    while m < 64 {
+        let mut i = 0;
+        while i < 6 {
+            t[m] |= (((m >> i) & 1) << (5 - i)) as u8;
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// A mask of pits (bit i: pit i, 0..11) seen in a mirror: bit i moves to bit
+/// [`mirror_pit`]`(i)`. In masks of this frame a clockwise sowing from pit h walks as a
+/// counter-clockwise one from 5 − h, so the un-moves of both directions share their code
+/// without mirroring a board.
+#[inline(always)]
+pub(crate) fn mirror_mask(mask: u32) -> u32 {
+    u32::from(REVERSE6[(mask & 63) as usize]) | u32::from(REVERSE6[(mask >> 6 & 63) as usize]) << 6
 }
 
 /// The twelve pits of a packed board.
@@ -123,6 +140,14 @@ pub(crate) fn seeds_packed(x: Packed) -> u32 {
 mod tests {
     use super::*;
 
+    /// The board seen in a mirror (each row reversed, rows kept): pit i of `x` becomes pit
+    /// [`mirror_pit`]`(i)`.
+    fn mirror_packed(x: Packed) -> Packed {
+        const ROW: u64 = (1 << 48) - 1;
+        let reverse = |row: u64| (row & ROW).swap_bytes() >> 16;
+        Packed::from(reverse(x as u64)) | (Packed::from(reverse((x >> 48) as u64)) << 48)
+    }
+
     #[test]
     fn mirroring_reverses_each_row_and_commutes_with_rotation() {
         let x = pack(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
@@ -133,6 +158,24 @@ mod tests {
         for i in 0..PITS {
             assert_eq!(pit(m, mirror_pit(i)), pit(x, i));
             assert_eq!(mirror_pit(mirror_pit(i)), i);
+        }
+    }
+
+    #[test]
+    fn a_mirrored_mask_is_the_mask_of_the_mirrored_board() {
+        for mask in 0u32..1 << PITS {
+            let x: Packed = (0..PITS)
+                .filter(|&i| mask >> i & 1 == 0)
+                .map(|i| 1 << (8 * i))
+                .sum();
+            assert_eq!(byte_mask(zero_bytes(x)), mask);
+            let mirrored = mirror_mask(mask);
+            assert_eq!(
+                byte_mask(zero_bytes(mirror_packed(x))),
+                mirrored,
+                "{mask:#x}"
+            );
+            assert_eq!(mirror_mask(mirrored), mask);
         }
     }
 }
