@@ -505,6 +505,14 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
     let fits = |need: u64| budget.is_none_or(|b| need <= b);
     let mode = match opts.mode {
         Mode::Auto if fits(in_memory) => Mode::InMemory,
+        // Both out-of-core algorithms fit: the one `plan` estimates faster at its defaults.
+        Mode::Auto if fits(low) && fits(two_bit) => {
+            if crate::report::plan::auto_prefers_two_bit(n, threads, budget) {
+                Mode::TwoBit
+            } else {
+                Mode::LowMemory
+            }
+        }
         Mode::Auto if fits(low) => Mode::LowMemory,
         Mode::Auto if fits(two_bit) => Mode::TwoBit,
         // Nothing fits: the error names the smaller need.

@@ -4,7 +4,7 @@
 //! set bits that the two-bit builder and the depth pass share.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI8, AtomicU16, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// The atomic integers a state array may hold: a fresh (zeroed) map is a valid array of them,
 /// and each has the size and alignment of its integer.
@@ -18,6 +18,13 @@ impl AtomicWord for AtomicU8 {
     #[inline]
     fn load_relaxed(&self) -> u64 {
         u64::from(self.load(Relaxed))
+    }
+}
+
+impl AtomicWord for AtomicI8 {
+    #[inline]
+    fn load_relaxed(&self) -> u64 {
+        self.load(Relaxed) as u8 as u64
     }
 }
 

@@ -358,10 +358,65 @@ pub fn level_io(n: u32, passes: u64, low_memory: bool) -> u64 {
 }
 
 /// Sequential bytes level `n` reads and writes in two-bit mode with `passes` exit buckets:
-/// the lower levels once per pass and the work file (see [`twobit::work_io`], scaled by
-/// `scale`, 1 for the model as it is), which becomes the table.
+/// the lower levels once per pass and its own files, the table included (see
+/// [`twobit::work_io`], scaled by `scale`, 1 for the model as it is).
 pub fn two_bit_io(n: u32, passes: u64, scale: f64) -> u64 {
     lower_positions(n) * passes + (twobit::work_io(n) as f64 * scale) as u64
+}
+
+/// Level `n` in the low-memory algorithm on machine `m`: its exit passes, RAM, compute
+/// seconds and bytes of disk traffic.
+fn low_memory_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
+    let p = level_size(n);
+    let bucket = lowmem::exit_bucket(n, m.threads, m.memory);
+    let passes = p.div_ceil(bucket);
+    let ram = lowmem::memory_used(n, m.threads, bucket);
+    let compute = p as f64 / (m.rate * m.threads as f64 * m.low_ratio);
+    let lower = lower_positions(n) * passes;
+    let own = (level_io(n, passes, true) - lower) as f64 * m.low_io_scale;
+    (passes, ram, compute, lower + own as u64)
+}
+
+/// The same in the two-bit algorithm.
+fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
+    let p = level_size(n);
+    let bucket = twobit::exit_bucket(n, m.threads, m.memory);
+    let passes = p.div_ceil(bucket);
+    let ram = twobit::memory_used(n, m.threads, bucket);
+    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio);
+    (passes, ram, compute, two_bit_io(n, passes, m.two_bit_io_scale))
+}
+
+/// Whether level `n` takes less time in the two-bit algorithm than in the low-memory one on
+/// machine `m`, compute and disk traffic counted (the auto mode's choice where both fit: the
+/// low-memory algorithm computes about twice as fast, the two-bit one moves a fraction of the
+/// bytes, so it is the disk's bandwidth against the cores that decides).
+pub fn two_bit_is_faster(n: u32, m: &Machine) -> bool {
+    let time = |(_, _, compute, io): (u64, u64, f64, u64)| compute + io as f64 / m.bandwidth;
+    time(two_bit_estimate(n, m)) < time(low_memory_estimate(n, m))
+}
+
+/// [`two_bit_is_faster`] on a machine of `threads` threads and `memory` at the default rates
+/// and bandwidth: `build`'s auto mode where both out-of-core algorithms fit.
+pub fn auto_prefers_two_bit(n: u32, threads: usize, memory: Option<u64>) -> bool {
+    let m = Machine {
+        memory,
+        disk: None,
+        threads,
+        rate: DEFAULT_RATE,
+        low_ratio: DEFAULT_LOW_RATIO,
+        two_bit_ratio: DEFAULT_TWO_BIT_RATIO,
+        depth_ratio: DEFAULT_DEPTH_RATIO,
+        verify_ratio: DEFAULT_DEPTH_RATIO,
+        bandwidth: DEFAULT_BANDWIDTH,
+        low_io_scale: 1.0,
+        two_bit_io_scale: 1.0,
+        source: DEFAULT_SOURCE.into(),
+        built: [false; 49],
+        compress: false,
+        mode: Mode::Auto,
+    };
+    two_bit_is_faster(n, &m)
 }
 
 /// A table of memory, disk, I/O and estimated time per level, with totals.
@@ -371,9 +426,9 @@ pub fn two_bit_io(n: u32, passes: u64, scale: f64) -> u64 {
 /// with the low-memory algorithm (0.67 bytes per position while settling, plus exit bytes for
 /// as much of the level as the memory allows — the lower levels are streamed once per such
 /// bucket — and a 1-byte-per-position work file), else with the two-bit algorithm (0.25 bytes
-/// per position and per-thread buffers; exit buckets of what the memory holds; a work file
-/// that becomes the table, streamed at every step, see [`twobit::work_io`], and two
-/// checkpoints of 0.25 bytes per position); disk is 1 byte per position for values (or, with
+/// per position and per-thread buffers; exit buckets of what the memory holds; exit lists and
+/// a log of settled positions, each written and read about once, see [`twobit::work_io`]);
+/// disk is 1 byte per position for values (or, with
 /// `compress`, the measured compressed size of [`compressed_bytes`]; plus [`depth_bytes`] for
 /// depths); compute time = positions / (threads × rate per thread), slowed by the
 /// low-memory or two-bit ratio; I/O time = the sequential bytes of [`level_io`] and
@@ -456,34 +511,26 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         let low = lowmem::memory_needed(n, m.threads);
         let two_bit = twobit::memory_needed(n, m.threads);
         let may = |mode: Mode| m.mode == Mode::Auto || m.mode == mode;
+        let both = m.mode == Mode::Auto && fits(low) && fits(two_bit);
+        let low_memory_first = !both || !two_bit_is_faster(n, m);
         let (mode, ram, compute, io, work) = if may(Mode::InMemory) && fits(in_memory) {
             let io = level_io(n, 1, false);
             ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
-        } else if may(Mode::LowMemory) && fits(low) {
-            let bucket = lowmem::exit_bucket(n, m.threads, m.memory);
-            let passes = p.div_ceil(bucket);
-            let ram = lowmem::memory_used(n, m.threads, bucket);
+        } else if may(Mode::LowMemory) && fits(low) && low_memory_first {
+            let (passes, ram, compute, io) = low_memory_estimate(n, m);
             let mode = if passes > 1 {
                 format!("low-memory, {passes} exit passes")
             } else {
                 "low-memory".to_string()
             };
-            let compute = p as f64 / (per_sec * m.low_ratio);
-            let lower = lower_positions(n) * passes;
-            let own = (level_io(n, passes, true) - lower) as f64 * m.low_io_scale;
-            let io = lower + own as u64;
             (mode, ram, compute, io, lowmem::disk_needed(n))
         } else if may(Mode::TwoBit) && fits(two_bit) {
-            let bucket = twobit::exit_bucket(n, m.threads, m.memory);
-            let passes = p.div_ceil(bucket);
-            let ram = twobit::memory_used(n, m.threads, bucket);
+            let (passes, ram, compute, io) = two_bit_estimate(n, m);
             let mode = if passes > 1 {
                 format!("two-bit, {passes} exit passes")
             } else {
                 "two-bit".to_string()
             };
-            let compute = p as f64 / (per_sec * m.two_bit_ratio);
-            let io = two_bit_io(n, passes, m.two_bit_io_scale);
             (mode, ram, compute, io, twobit::disk_needed(n))
         } else {
             if first_unfit.is_none() {
@@ -1000,9 +1047,9 @@ mod tests {
         };
         let two_bit = forced(Mode::TwoBit);
         let line = two_bit.lines().find(|l| l.starts_with("   22 ")).unwrap();
-        // Its exits phase holds at most 0.32 bytes per position (or the states' 0.25 and
-        // the fixed part): level 22 in 5 passes, whatever the memory.
-        assert!(line.ends_with("two-bit, 5 exit passes"), "{line}");
+        // Its exits phase holds a byte per position of the bucket, as far as the memory
+        // goes: level 22 in one pass with 64 GiB.
+        assert!(line.ends_with("two-bit"), "{line}");
         assert!(two_bit.contains("every level in two-bit mode"), "{two_bit}");
         let low = forced(Mode::LowMemory);
         let line = low.lines().find(|l| l.starts_with("   30 ")).unwrap();
@@ -1100,7 +1147,8 @@ mod tests {
             low_io_scale: 3.0,
             ..base.clone()
         };
-        let passes = 4;
+        let passes = level_size(48).div_ceil(twobit::exit_bucket(48, 16, Some(64 * g)));
+        assert_eq!(passes, 3);
         let lower = lower_positions(48) * passes;
         assert_eq!(io_of(&base, "48 "), human(two_bit_io(48, passes, 1.0)));
         assert_eq!(
@@ -1110,8 +1158,13 @@ mod tests {
         let k = level_size(43).div_ceil(lowmem::exit_bucket(43, 16, Some(64 * g)));
         assert!(k > 1);
         let plain = level_io(43, k, true) - lower_positions(43) * k;
+        // Level 43 in low-memory mode (the auto mode picks two-bit on 16 threads).
+        let low = Machine {
+            mode: Mode::LowMemory,
+            ..doubled.clone()
+        };
         assert_eq!(
-            io_of(&doubled, "43 "),
+            io_of(&low, "43 "),
             human(lower_positions(43) * k + 3 * plain)
         );
         let line = render(48, &doubled, false);

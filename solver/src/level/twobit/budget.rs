@@ -60,35 +60,32 @@ pub fn memory_used(n: u32, threads: usize, bucket: u64) -> u64 {
     settle_memory(n, threads, bucket).max(exits_memory(n, threads, bucket))
 }
 
-/// The most the exits phase holds, in bytes per position of the level, whatever the budget:
-/// the algorithm stays under a third of a byte per position (a larger budget would only save
-/// exit passes; the low-memory algorithm is for budgets of 0.67 bytes per position).
-const EXITS_BYTES_PER_POSITION: f64 = 0.32;
-
-/// Positions per exit bucket within `budget` bytes (`None`: no limit): what the exits phase's
-/// fixed parts leave of the budget, and of `EXITS_BYTES_PER_POSITION`, in whole chunks, and
-/// at least 1/16 of the level.
+/// Positions per exit bucket within `budget` bytes (`None`: the whole level): what the exits
+/// phase's fixed parts leave of the budget, in whole chunks, at least 1/16 of the level and at
+/// most all of it. A larger budget saves exit passes (each reads the lower levels once more),
+/// and the settling phase gets as much for its log: under 0.33 bytes per position, 4 passes.
 pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
     let size = level_size(n);
     let fixed = exits_memory(n, threads, 0);
-    let cap = ((size as f64 * EXITS_BYTES_PER_POSITION) as u64).max(state_bytes(n) + fixed);
-    let left = budget.map_or(cap, |b| b.min(cap)).saturating_sub(fixed);
-    (left / CHUNK * CHUNK).clamp(min_bucket(n), size.div_ceil(CHUNK).max(1) * CHUNK)
+    let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
+    let left = budget.map_or(whole, |b| b.saturating_sub(fixed));
+    (left / CHUNK * CHUNK).clamp(min_bucket(n), whole)
 }
 
-/// Bytes per position of the exit lists and of the step files at their largest (measured,
-/// with a margin: see docs/performance.md).
+/// Bytes per position of the exit lists and the log at their largest (at most the 3.4 bytes
+/// per position written besides the table at level 26, with a margin).
 const FILES_BYTES_PER_POSITION: f64 = 4.0;
 
-/// Disk the level needs besides its table: the exit lists and the step files.
+/// Disk the level needs besides its table: the exit lists and the log.
 pub fn disk_needed(n: u32) -> u64 {
     (level_size(n) as f64 * FILES_BYTES_PER_POSITION) as u64
 }
 
 /// Bytes per position that a level reads and writes, the lower levels apart: the exit lists
-/// written and read once, the seed files written and read twice, the runs written and read
-/// once, the table written (measured at levels 22..28: see docs/performance.md).
-const WORK_BYTES_PER_POSITION: f64 = 6.0;
+/// written and read once, the seed files written and read once, the log written and read
+/// once, the table written (7.9 measured at level 26 under 0.31 bytes of RAM per position:
+/// see docs/performance.md).
+const WORK_BYTES_PER_POSITION: f64 = 8.0;
 
 /// Sequential bytes level `n` reads and writes, as modelled by `plan` (the lower levels
 /// apart).

@@ -15,6 +15,7 @@ use crate::exits::forward;
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
 use crate::settle::NO_EXIT;
+use crate::state::StateArray;
 
 impl TwoBit<'_> {
     /// The exits phase from position `done` on, bucket by bucket, each followed by a
@@ -33,10 +34,17 @@ impl TwoBit<'_> {
             "exits",
             (size - done) + buckets.len() as u64 * self.stream.positions(),
         );
-        let mut exits: Vec<AtomicI8> = Vec::new();
+        // An anonymous map, not a vector: freeing hundreds of megabytes through the
+        // allocator would raise its threshold for maps, and the settling phase's smaller
+        // buffers would then stay in its heap after they are freed.
+        let map: StateArray<AtomicI8> =
+            StateArray::new(self.bucket.min(size) as usize).map_err(|source| TableError::Io {
+                path: self.work.clone(),
+                source,
+            })?;
         for &(lo, hi) in &buckets {
-            exits.clear();
-            exits.resize_with((hi - lo) as usize, || AtomicI8::new(NO_EXIT));
+            // Every byte is set by the forward pass below.
+            let exits = &map.words()[..(hi - lo) as usize];
             let level = self.level;
             let rules = self.rules;
             exits
@@ -57,12 +65,12 @@ impl TwoBit<'_> {
                 lo..hi,
                 |batch| {
                     for &(q, exit) in batch {
-                        LowMemoryBuilder::raise(&exits, lo, q, exit);
+                        LowMemoryBuilder::raise(exits, lo, q, exit);
                     }
                 },
                 progress,
             )?;
-            self.write_exit_lists(lo, &exits)?;
+            self.write_exit_lists(lo, exits)?;
             self.stage = Stage::Exits { done: hi };
             if hi < size {
                 self.checkpoint()?;

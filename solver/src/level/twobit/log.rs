@@ -58,8 +58,8 @@ impl<'a> SettledLog<'a> {
             work,
             bucket,
             capacity,
-            // Untouched pages cost no memory: the vector is not reallocated below twice the
-            // capacity.
+            // Allocated once, never beyond twice the capacity (see `add`); untouched pages
+            // cost no memory.
             gathered: Mutex::new(Vec::with_capacity(2 * capacity)),
             io,
         }
@@ -76,15 +76,14 @@ impl<'a> SettledLog<'a> {
     /// they are flushed at once, on this thread (no rayon call under the lock: a worker
     /// waiting in one may run another task that waits for the lock).
     pub(super) fn add(&self, entries: &[u64]) -> Result<(), TableError> {
-        if entries.is_empty() {
-            return Ok(());
-        }
         let mut g = self.gathered.lock().expect("log lock");
-        g.extend_from_slice(entries);
-        if g.len() >= 2 * self.capacity {
-            let mut full = std::mem::replace(&mut *g, Vec::with_capacity(2 * self.capacity));
-            full.sort_unstable();
-            self.append(&full)?;
+        for part in entries.chunks(self.capacity) {
+            if g.len() + part.len() > 2 * self.capacity {
+                g.sort_unstable();
+                self.append(&g)?;
+                g.clear();
+            }
+            g.extend_from_slice(part);
         }
         Ok(())
     }
@@ -99,15 +98,14 @@ impl<'a> SettledLog<'a> {
         Ok(())
     }
 
-    /// Sort what is gathered and append it to the part files, synced. Called outside the
-    /// workers.
+    /// Sort what is gathered and append it to the part files, synced. Called between
+    /// batches, when no worker adds. The vector is kept: it is allocated once.
     pub(super) fn flush(&self) -> Result<(), TableError> {
-        let mut all = std::mem::replace(
-            &mut *self.gathered.lock().expect("log lock"),
-            Vec::with_capacity(2 * self.capacity),
-        );
-        all.par_sort_unstable();
-        self.append(&all)
+        let mut g = self.gathered.lock().expect("log lock");
+        g.par_sort_unstable();
+        self.append(&g)?;
+        g.clear();
+        Ok(())
     }
 
     /// Append sorted `entries` to the part files, a record per chunk, and sync them.
