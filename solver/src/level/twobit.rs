@@ -1,15 +1,15 @@
 //! The two-bit level algorithm: 2 bits of RAM per position (0.25 bytes, under 0.33 in all),
 //! no counters, the exits and the values in record files on disk, read and written in order,
-//! each about once, and a checkpoint at every step, so that a level of hours resumes where it
-//! was killed.
+//! each about once, and a checkpoint every few minutes, so that a level of hours resumes
+//! where it was killed.
 //!
 //! ```text
 //!  RAM (2 bits a position, 32 to a word)     disk, level-NN.work/ (see `work_files`)
 //!  +--------+-------------------------+      +---------------------------------------+
 //!  | 0 open | unsettled, exit > −i    |      | exit+NN, exit-NN, exit-none: the      |
 //!  | 1 los- | unsettled, exit ≤ −i:   |      |   positions of each exit (delta-coded)|
-//!  |   able | a loss once every child |      | step-NN.won, .lost, .run-KKKK: the    |
-//!  |        | is won                  |      |   positions settled at step NN        |
+//!  |   able | a loss once every child |      | part-KKK: the positions settled, with |
+//!  |        | is won                  |      |   their values, per exit bucket       |
 //!  | 2 won  | value ≥ i               |      | resume: the checkpoint (file lengths) |
 //!  | 3 lost | value ≤ −i              |      +---------------------------------------+
 //!  +--------+-------------------------+
@@ -32,26 +32,30 @@
 //!      children are all won. The seeds go to the step's `won` and `lost` files.
 //!    - *propagate*: the seed files are read back and propagated depth first by un-moves, as
 //!      in the in-memory algorithm: a lost position makes each unsettled predecessor won; a
-//!      won one makes each losable predecessor run the loss test. The positions it settles
-//!      are gathered in RAM and written in sorted runs (see `log`).
+//!      won one makes each losable predecessor run the loss test.
+//!
+//!    Every position a step settles goes with its value ±i to the log, gathered in RAM and
+//!    appended in sorted blocks to one part file per exit bucket (see `log`).
 //!
 //!    So a step reads only its two exit lists, not the level, and writes only what it settles.
-//! 3. After step 1, the **conversion** merges the step files into the table in one pass
-//!    (see `convert`): a position in step i's files is worth ±i, one in none a draw.
+//! 3. After step 1, the **conversion** writes the table a bucket at a time from its part
+//!    file (see `convert`): a position in none is a draw.
 //!
 //! Every position a step settles is settled at ±i and the sets are those of the in-memory
 //! algorithm (a loss test that fails in the stream, because a child is won later in the
 //! step, is run again when that child is propagated), so the tables are the same, byte for
 //! byte (tested on every level up to 20 under the rule sets).
 //!
-//! **Resuming.** Every record file is synced when written, and at each step boundary (and
-//! after each exit bucket) the checkpoint records where the build stands and each file's
-//! length (see `checkpoint`). The states are not saved: a resume rolls the files back to the
-//! checkpoint and rebuilds the states from them. The loss of a kill is at most one step.
+//! **Resuming.** Every file is synced when written, and after each exit bucket and at the
+//! first step boundary 5 minutes after the last checkpoint (`AWARI_CHECKPOINT_SECONDS`), the
+//! log is flushed and the checkpoint records where the build stands and each file's length
+//! (see `checkpoint`). The states are not saved: a resume rolls the files back to the
+//! checkpoint and rebuilds the states from them. A kill loses at most the steps since.
 //!
-//! Memory: the states (0.25 bytes per position), the runs being gathered and, per thread, a
-//! record's positions; the exits phase holds its bucket's exit bytes instead. Disk: the exit
-//! lists and the step files (a few bytes per position, see [`disk_needed`]), then the table.
+//! Memory: the states (0.25 bytes per position), the log being gathered (what the budget
+//! leaves) and, per thread, a record's positions; the exits phase holds its bucket's exit
+//! bytes instead, and the conversion a bucket of the table. Disk: the exit lists and the log
+//! (a few bytes per position, see [`disk_needed`]), then the table.
 //!
 //! # Files
 //!

@@ -384,7 +384,12 @@ fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
     let passes = p.div_ceil(bucket);
     let ram = twobit::memory_used(n, m.threads, bucket);
     let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio);
-    (passes, ram, compute, two_bit_io(n, passes, m.two_bit_io_scale))
+    (
+        passes,
+        ram,
+        compute,
+        two_bit_io(n, passes, m.two_bit_io_scale),
+    )
 }
 
 /// Whether level `n` takes less time in the two-bit algorithm than in the low-memory one on

@@ -20,8 +20,8 @@ use awari_db::{level_size, Rules, TableError};
 use rayon::prelude::*;
 
 use super::codes::{LOST, WON};
-use super::stream::list_batch;
 use super::log::decode;
+use super::stream::list_batch;
 use super::work_files::{part_of, work_dir, ExitList, RecordReader};
 use super::{Carried, Stage, TwoBit, CHUNK};
 use crate::seed_records::decode_seeds;
@@ -181,7 +181,8 @@ impl TwoBit<'_> {
         let mut files: Vec<(String, bool)> = Vec::new();
         if next < n {
             files.push((ExitList::NoExit.file_name(), false));
-            files.extend(((next + 1)..=n).map(|e| (ExitList::Value(-(e as i8)).file_name(), false)));
+            files
+                .extend(((next + 1)..=n).map(|e| (ExitList::Value(-(e as i8)).file_name(), false)));
         }
         for entry in std::fs::read_dir(&self.work).map_err(self.work_io())? {
             let name = entry.map_err(self.work_io())?.file_name();

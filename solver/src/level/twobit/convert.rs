@@ -8,7 +8,9 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering::Relaxed;
 
-use awari_db::table::{chunk_digest, combine_digests, rename_into_place, CHECKSUM_CHUNK, HEADER_LEN};
+use awari_db::table::{
+    chunk_digest, combine_digests, rename_into_place, CHECKSUM_CHUNK, HEADER_LEN,
+};
 use awari_db::{level_path, Header, TableError};
 use rayon::prelude::*;
 
@@ -59,7 +61,10 @@ impl TwoBit<'_> {
                         break;
                     }
                     batch.sort_unstable_by_key(|r| r.0);
-                    if batch.iter().any(|r| u64::from(r.0) < first || u64::from(r.0) * CHUNK >= end) {
+                    if batch
+                        .iter()
+                        .any(|r| u64::from(r.0) < first || u64::from(r.0) * CHUNK >= end)
+                    {
                         return Err(self.bad_part(k));
                     }
                     apply(&batch, &mut buf, first);

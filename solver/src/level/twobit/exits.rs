@@ -10,10 +10,10 @@ use rayon::prelude::*;
 
 use super::work_files::{ExitList, RecordWriter};
 use super::{Stage, TwoBit, CHUNK};
-use crate::seed_records::{finish_record, push_seed};
 use crate::exits::forward;
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
+use crate::seed_records::{finish_record, push_seed};
 use crate::settle::NO_EXIT;
 use crate::state::StateArray;
 

@@ -28,14 +28,18 @@ impl TwoBit<'_> {
         let first = i == self.level.seeds();
         let e = i as i8;
         let mut won = RecordWriter::open(&self.work.join(SEEDS_WON), false, &self.io)?;
-        let mut seeds = self.each_record(ExitList::Value(e), Some((&mut won, i, log)), |c, offsets| {
-            let start = u64::from(c) * CHUNK;
-            offsets
-                .into_iter()
-                .filter(|&(k, _)| self.settle(start + u64::from(k), true))
-                .map(|(k, _)| (k, true))
-                .collect()
-        })?;
+        let mut seeds = self.each_record(
+            ExitList::Value(e),
+            Some((&mut won, i, log)),
+            |c, offsets| {
+                let start = u64::from(c) * CHUNK;
+                offsets
+                    .into_iter()
+                    .filter(|&(k, _)| self.settle(start + u64::from(k), true))
+                    .map(|(k, _)| (k, true))
+                    .collect()
+            },
+        )?;
         won.finish()?;
         if first {
             self.each_record(ExitList::NoExit, None, |c, offsets| {
@@ -47,23 +51,28 @@ impl TwoBit<'_> {
             })?;
         }
         let mut lost = RecordWriter::open(&self.work.join(SEEDS_LOST), false, &self.io)?;
-        seeds += self.each_record(ExitList::Value(-e), Some((&mut lost, i, log)), |c, offsets| {
-            let start = u64::from(c) * CHUNK;
-            let candidates: Vec<(u32, bool)> = offsets
-                .into_iter()
-                .filter(|&(k, _)| self.make_losable(start + u64::from(k)))
-                .collect();
-            // The loss tests (children read at random; a child won in another chunk later is
-            // tested again by its propagation).
-            seed_boards(&self.level, start, candidates.iter().copied())
-                .into_iter()
-                .zip(&candidates)
-                .filter(|((board, _), &(k, _))| {
-                    self.children_all_won(board, None) && self.settle(start + u64::from(k), false)
-                })
-                .map(|(_, &(k, _))| (k, false))
-                .collect()
-        })?;
+        seeds += self.each_record(
+            ExitList::Value(-e),
+            Some((&mut lost, i, log)),
+            |c, offsets| {
+                let start = u64::from(c) * CHUNK;
+                let candidates: Vec<(u32, bool)> = offsets
+                    .into_iter()
+                    .filter(|&(k, _)| self.make_losable(start + u64::from(k)))
+                    .collect();
+                // The loss tests (children read at random; a child won in another chunk later is
+                // tested again by its propagation).
+                seed_boards(&self.level, start, candidates.iter().copied())
+                    .into_iter()
+                    .zip(&candidates)
+                    .filter(|((board, _), &(k, _))| {
+                        self.children_all_won(board, None)
+                            && self.settle(start + u64::from(k), false)
+                    })
+                    .map(|(_, &(k, _))| (k, false))
+                    .collect()
+            },
+        )?;
         lost.finish()?;
         Ok(seeds)
     }
@@ -101,7 +110,10 @@ impl TwoBit<'_> {
                 out.write(&encode_seeds(c, &s))?;
                 let start = u64::from(c) * CHUNK;
                 entries.clear();
-                entries.extend(s.iter().map(|&(k, won)| entry(start + u64::from(k), *i, won)));
+                entries.extend(
+                    s.iter()
+                        .map(|&(k, won)| entry(start + u64::from(k), *i, won)),
+                );
                 log.add(&entries)?;
             }
             log.flush_if_full()?;

@@ -62,8 +62,9 @@ fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
     }
 }
 
-/// Exits in buckets of one chunk (1 Mi positions): levels 15..17 under awari take 8, 13 and 20
-/// passes over their lower levels, each followed by a checkpoint. Under awari only: the bucket
+/// Exits in the smallest buckets, one checksum chunk (4 Mi positions, what the conversion
+/// writes a bucket at a time in): levels 15..17 under awari take 2, 4 and 5 passes over their
+/// lower levels, each followed by a checkpoint, and their log has as many part files. Under awari only: the bucket
 /// code (which positions a pass streams, where it checkpoints) does not look at the rules, and
 /// the exits each rule set streams are the ones `two_bit_writes_the_same_bytes_on_every_level_to_20`
 /// already checks under all three, in one bucket.
@@ -74,7 +75,7 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
     let mem = reference(rules);
     let dir = temp(&format!("buckets-{rules}"));
     copy_levels(mem, &dir, 0..15);
-    let levels_passes = [(15, 8), (16, 13), (17, 20)];
+    let levels_passes = [(15, 2), (16, 4), (17, 5)];
     for (n, passes) in levels_passes {
         let levels = Levels::open(&dir, Some(rules)).unwrap();
         let built = pool(2)
