@@ -1036,6 +1036,42 @@ mod tests {
         );
     }
 
+    /// Where both out-of-core algorithms fit, the auto mode takes the one estimated faster:
+    /// two-bit on 16 threads (the low-memory work file's traffic outweighs its faster
+    /// compute), low-memory on 2 (the compute is the larger part), and `plan` agrees with
+    /// `build`'s choice.
+    #[test]
+    fn auto_mode_weighs_traffic_against_compute() {
+        let g = 1u64 << 30;
+        assert!(auto_prefers_two_bit(43, 16, Some(64 * g)));
+        assert!(!auto_prefers_two_bit(35, 2, Some(16 * g)));
+        let line = |threads: usize, memory: u64, n: u32| -> String {
+            let plan = render(
+                n,
+                &Machine {
+                    threads,
+                    ..machine(memory, 2048 * g)
+                },
+                false,
+            );
+            let head = format!("{n:>5} ");
+            plan.lines()
+                .find(|l| l.starts_with(&head))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            line(16, 64 * g, 43).contains("two-bit"),
+            "{}",
+            line(16, 64 * g, 43)
+        );
+        assert!(
+            line(2, 16 * g, 35).contains("low-memory"),
+            "{}",
+            line(2, 16 * g, 35)
+        );
+    }
+
     /// `plan --mode` plans every level with that algorithm, as `build --mode` builds it.
     #[test]
     fn a_forced_mode_applies_to_every_level() {
