@@ -97,11 +97,11 @@ impl TwoBit<'_> {
             source,
         };
         let mut files: Vec<(String, u64)> = Vec::new();
-        for entry in std::fs::read_dir(&self.work).map_err(self.work_io())? {
-            let entry = entry.map_err(self.work_io())?;
+        for entry in std::fs::read_dir(&self.work).map_err(self.dir_error())? {
+            let entry = entry.map_err(self.dir_error())?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if !unlisted(&name) {
-                files.push((name, entry.metadata().map_err(self.work_io())?.len()));
+                files.push((name, entry.metadata().map_err(self.dir_error())?.len()));
             }
         }
         files.sort();
@@ -154,20 +154,20 @@ impl TwoBit<'_> {
     /// Bring the work directory back to the checkpoint: files written since removed, listed
     /// ones truncated to their recorded lengths.
     pub(super) fn roll_back(&self, files: &[(String, u64)]) -> Result<(), TableError> {
-        for entry in std::fs::read_dir(&self.work).map_err(self.work_io())? {
-            let entry = entry.map_err(self.work_io())?;
+        for entry in std::fs::read_dir(&self.work).map_err(self.dir_error())? {
+            let entry = entry.map_err(self.dir_error())?;
             let name = entry.file_name().to_string_lossy().into_owned();
             match files.iter().find(|(f, _)| *f == name) {
                 Some(&(_, len)) => {
                     let f = std::fs::OpenOptions::new()
                         .write(true)
                         .open(entry.path())
-                        .map_err(self.work_io())?;
-                    f.set_len(len).map_err(self.work_io())?;
-                    f.sync_all().map_err(self.work_io())?;
+                        .map_err(self.dir_error())?;
+                    f.set_len(len).map_err(self.dir_error())?;
+                    f.sync_all().map_err(self.dir_error())?;
                 }
                 None if name == CKPT_NAME => {}
-                None => std::fs::remove_file(entry.path()).map_err(self.work_io())?,
+                None => std::fs::remove_file(entry.path()).map_err(self.dir_error())?,
             }
         }
         Ok(())
@@ -184,8 +184,8 @@ impl TwoBit<'_> {
             files
                 .extend(((next + 1)..=n).map(|e| (ExitList::Value(-(e as i8)).file_name(), false)));
         }
-        for entry in std::fs::read_dir(&self.work).map_err(self.work_io())? {
-            let name = entry.map_err(self.work_io())?.file_name();
+        for entry in std::fs::read_dir(&self.work).map_err(self.dir_error())? {
+            let name = entry.map_err(self.dir_error())?.file_name();
             let name = name.to_string_lossy().into_owned();
             if part_of(&name).is_some() {
                 files.push((name, true));

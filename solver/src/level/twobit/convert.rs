@@ -111,7 +111,9 @@ impl TwoBit<'_> {
             ),
         }
     }
-    pub(super) fn work_io(&self) -> impl Fn(std::io::Error) -> TableError + '_ {
+
+    /// The error of an I/O call on the work directory itself (listing it, a file's length).
+    pub(super) fn dir_error(&self) -> impl Fn(std::io::Error) -> TableError + '_ {
         |source| TableError::Io {
             path: self.work.clone(),
             source,
