@@ -29,7 +29,7 @@
 //! 2. **Settling**, for i = n … 1, in two phases:
 //!    - *stream*: the lists of exit +i and −i are read (see `stream`): a position of +i not
 //!      yet won is won, a seed; one of −i becomes losable and is lost, a seed, if its
-//!      children are all won. The seeds go to the step's `won` and `lost` files.
+//!      children are all won. The seeds go to the seed files (`seeds.won`, `seeds.lost`).
 //!    - *propagate*: the seed files are read back and propagated depth first by un-moves, as
 //!      in the in-memory algorithm: a lost position makes each unsettled predecessor won; a
 //!      won one makes each losable predecessor run the loss test.
@@ -63,8 +63,8 @@
 //! the rest, one concept a file, in `twobit/`: `codes` (the 2-bit states and their updates,
 //! the loss test), `budget` (the memory, disk and I/O a level needs, the exit buckets),
 //! `work_files` (the work directory, its names, the record files' writer and reader),
-//! `exits` (phase 1), `stream` and `propagate` (the two phases of a step), `log` (the runs of
-//! settled positions), `convert` (the files into the table) and `checkpoint`. The records are
+//! `exits` (phase 1), `stream` and `propagate` (the two phases of a step), `log` (the settled
+//! positions and their part files), `convert` (the files into the table) and `checkpoint`. The records are
 //! encoded by `crate::seed_records`.
 
 mod budget;
@@ -119,7 +119,7 @@ pub enum Stage {
         /// The next step.
         next: u32,
     },
-    /// Every step is settled; the step files are being merged into the table.
+    /// Every step is settled; the part files are being merged into the table.
     Convert,
 }
 

@@ -1,5 +1,5 @@
 //! What a two-bit level needs: its memory (the states and the runs being gathered, or the
-//! exits phase's bucket), its disk (the exit lists and the step files), its sequential I/O,
+//! exits phase's bucket), its disk (the exit lists and the log), its sequential I/O,
 //! and the size of the exit buckets and of the runs within a memory budget.
 
 use awari_db::level_size;

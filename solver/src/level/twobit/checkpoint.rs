@@ -81,10 +81,11 @@ const CKPT_TMP: &str = "resume.tmp";
 #[error("{0}")]
 pub(super) struct BadCheckpoint(pub(super) String);
 
-/// Whether `name` is one of the checkpoint's own files, or the table being written: not
-/// listed in it.
+/// Whether `name` is one of the checkpoint's own files: not listed in it. (The table is
+/// written only after the last checkpoint, so it is never listed either, and a resume
+/// removes a half-written one.)
 fn unlisted(name: &str) -> bool {
-    name == CKPT_NAME || name == CKPT_TMP || name == "table"
+    name == CKPT_NAME || name == CKPT_TMP
 }
 
 impl TwoBit<'_> {

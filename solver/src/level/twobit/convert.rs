@@ -1,16 +1,12 @@
 //! The end of a two-bit level: the log's part files (see `log`) merged into the table, one
 //! exit bucket at a time, in the memory the exits phase used: the bucket's bytes zeroed (a
-//! draw), its part file read once and each position given its value, the checksums taken,
-//! the bytes written. Then the header, fsync, and the rename from `level-NN.work/table` to
-//! `level-NN.values`.
+//! draw), its part file read once and each position given its value, the bytes appended to a
+//! [`TableWriter`] (which checksums, writes the header, syncs and renames). The table is
+//! written inside the work directory and moved to `level-NN.values` when whole.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering::Relaxed;
 
-use awari_db::table::{
-    chunk_digest, combine_digests, rename_into_place, CHECKSUM_CHUNK, HEADER_LEN,
-};
+use awari_db::table::{rename_into_place, TableWriter, CHECKSUM_CHUNK};
 use awari_db::{level_path, Header, TableError};
 use rayon::prelude::*;
 
@@ -29,22 +25,10 @@ impl TwoBit<'_> {
     pub(super) fn convert(&self, progress: &dyn Progress) -> Result<LevelCounts, TableError> {
         let n = self.level.seeds();
         let size = self.level.size();
-        let path = self.work.join("table");
-        let table = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|source| TableError::Io {
-                path: path.clone(),
-                source,
-            })?;
-        let io = |source| TableError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut digests = Vec::with_capacity(size.div_ceil(CHECKSUM_CHUNK as u64) as usize);
+        let dir = self.work.parent().unwrap_or(std::path::Path::new("."));
+        let path = level_path(dir, n);
+        let inside = self.work.join(path.file_name().expect("a table's name"));
+        let mut table = TableWriter::create(&inside, Header::values(self.rules, n))?;
         let mut counts = LevelCounts::default();
         let mut buf = Vec::new();
         for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
@@ -70,35 +54,23 @@ impl TwoBit<'_> {
                     apply(&batch, &mut buf, first);
                 }
             }
-            let parts: Vec<(u64, LevelCounts)> = buf
+            counts = buf
                 .par_chunks(CHECKSUM_CHUNK)
                 .map(|block| {
                     let mut c = LevelCounts::default();
                     for &v in block {
                         c.add(v as i8);
                     }
-                    (chunk_digest(block), c)
+                    c
                 })
-                .collect();
-            if parts.is_empty() {
-                digests.push(chunk_digest(&[]));
-            }
-            for (d, c) in parts {
-                digests.push(d);
-                counts = counts.merge(c);
-            }
-            table
-                .write_all_at(&buf, HEADER_LEN as u64 + start)
-                .map_err(io)?;
+                .reduce(LevelCounts::default, LevelCounts::merge)
+                .merge(counts);
+            table.write(&buf)?;
             self.io.written.fetch_add(buf.len() as u64, Relaxed);
             progress.advance(end - start);
         }
-        let mut header = Header::values(self.rules, n);
-        header.checksum = combine_digests(&digests);
-        table.write_all_at(&header.to_bytes(), 0).map_err(io)?;
-        table.sync_all().map_err(io)?;
-        let dir = self.work.parent().unwrap_or(std::path::Path::new("."));
-        rename_into_place(&path, &level_path(dir, n))?;
+        table.finish()?;
+        rename_into_place(&inside, &path)?;
         Ok(counts)
     }
 

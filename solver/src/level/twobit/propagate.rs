@@ -47,13 +47,10 @@ impl TwoBit<'_> {
                         let mut settled = Vec::new();
                         for slice in seeds.chunks(SEED_SLICE) {
                             let mut stack = seed_boards(&self.level, start, slice.iter().copied());
-                            self.propagate(&mut stack, &mut settled);
+                            self.propagate(&mut stack, i, &mut settled);
                         }
                         let count = settled.len() as u64;
                         progress.advance(count);
-                        for e in &mut settled {
-                            *e = entry(*e >> 1, i, *e & 1 == 1);
-                        }
                         log.add(&settled).map(|()| count)
                     })
                     .sum::<Result<u64, TableError>>()?;
@@ -70,8 +67,9 @@ impl TwoBit<'_> {
     /// prefetched; those states are read (a lost child settles an unsettled predecessor as
     /// won; a won one starts the loss test of a losable predecessor); a loss test reads one
     /// child per batch, each ranked and prefetched a batch before it is read, and ends at the
-    /// first child not won (most do at the first).
-    fn propagate(&self, stack: &mut Vec<(Board, bool)>, settled: &mut Vec<u64>) {
+    /// first child not won (most do at the first). Each position settled goes to `settled` as
+    /// a log entry of step `step`.
+    fn propagate(&self, stack: &mut Vec<(Board, bool)>, step: u32, settled: &mut Vec<u64>) {
         let mut ready: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         let mut next: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         // Loss tests under way: the predecessor, its board, the pit skipped (its move to the
@@ -103,7 +101,7 @@ impl TwoBit<'_> {
                     && !queue(q, pred, skip, pit + 1, &mut next_tests)
                     && self.settle(q, false)
                 {
-                    settled.push(q << 1);
+                    settled.push(entry(q, step, false));
                     stack.push((pred, false));
                 }
             }
@@ -119,7 +117,7 @@ impl TwoBit<'_> {
                         && self.settle(q, false)
                 };
                 if now {
-                    settled.push(q << 1 | u64::from(!child_won));
+                    settled.push(entry(q, step, !child_won));
                     stack.push((pred, !child_won));
                 }
             }

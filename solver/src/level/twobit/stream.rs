@@ -5,8 +5,6 @@
 //! exit become losable too). The seeds go to the seed files, which the propagation reads
 //! back, and to the log with their values (see `log`).
 
-use std::path::Path;
-
 use awari_db::TableError;
 use rayon::prelude::*;
 
@@ -87,7 +85,7 @@ impl TwoBit<'_> {
         f: impl Fn(u32, Vec<(u32, bool)>) -> Vec<(u32, bool)> + Sync,
     ) -> Result<u64, TableError> {
         let path = self.work.join(list.file_name());
-        if !Path::new(&path).exists() {
+        if !path.exists() {
             return Ok(0);
         }
         let mut reader = RecordReader::open(&path, 1 << 20, &self.io)?;
