@@ -76,6 +76,9 @@ struct Tables {
     /// `OFFSET[z][p]` at row `z × 12 + p`: fixed sizes, so clamped indices need no checks.
     offset: Box<[[[u64; N]; N]; 2 * PITS]>,
     sizes: [u64; N],
+    /// `LOW_SPAN[r]`: the boards of pits 5..0 holding `r` seeds, C(r + 5, 5): the spread of
+    /// indices that share a `rank_high`.
+    low_spans: [u64; N],
 }
 
 impl Tables {
@@ -113,9 +116,14 @@ impl Tables {
         for (n, size) in sizes.iter_mut().enumerate() {
             *size = completions(PITS, n as i64, false);
         }
+        let mut low_spans = [0u64; N];
+        for (r, span) in low_spans.iter_mut().enumerate() {
+            *span = spread(6, r as i64);
+        }
         Tables {
             offset: Tables::offsets(),
             sizes,
+            low_spans,
         }
     }
 
@@ -218,6 +226,20 @@ impl Level {
             r = r.wrapping_sub(v);
         }
         z.then_some((index, r))
+    }
+
+    /// [`Level::rank_packed`] when the index lies in `range`, else `None`, deciding from the
+    /// opponent row alone where it can: the boards that share a `rank_high` have indices
+    /// `high .. high + C(r + 5, 5)`, and when that span misses `range` the own row is not
+    /// ranked (an exits pass over a bucket of the level rejects most parents so).
+    #[inline]
+    pub(crate) fn rank_packed_in(&self, packed: u128, range: &std::ops::Range<u64>) -> Option<u64> {
+        let (high, r) = self.rank_high(packed)?;
+        if high >= range.end || high + self.tables.low_spans[r.min(N - 1)] <= range.start {
+            return None;
+        }
+        let q = high + self.rank_low(packed, r);
+        range.contains(&q).then_some(q)
     }
 
     /// The part of a board's index fixed by its own row, given the seeds `r` in pits 0..5

@@ -422,6 +422,25 @@ impl Board {
         });
     }
 
+    /// [`Board::for_each_ranked_uncapture`]'s indices that lie in `range`, without the parent
+    /// boards: `f(index)`. Most parents outside `range` are rejected before their own row is
+    /// ranked (see [`Level::rank_packed_in`]): an exits pass over a bucket of a level.
+    #[inline]
+    pub fn for_each_uncapture_index_in(
+        &self,
+        rules: Rules,
+        captures: u8,
+        level: &Level,
+        range: &std::ops::Range<u64>,
+        mut f: impl FnMut(u64),
+    ) {
+        uncapture_all(pack(&self.pits()), rules, captures, |parent, _| {
+            if let Some(q) = level.rank_packed_in(parent, range) {
+                f(q);
+            }
+        });
+    }
+
     /// The index in `level` (the level of `self`) of the child of every legal move of `self`
     /// that captures nothing: `f(index)`, in pit order. These are the moves
     /// [`Board::quiet_moves`] counts (under `abapa` a grand slam is one of them); nothing for a

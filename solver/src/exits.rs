@@ -269,7 +269,6 @@ impl<'a> CaptureStream<'a> {
         range: &Range<u64>,
         raise: &impl Fn(&[(u64, i8)]),
     ) {
-        let whole = range.start == 0 && range.end >= self.level.size();
         let mut buf = Vec::new();
         let values = match table.read(chunk.clone(), &mut buf) {
             Ok(v) => v,
@@ -284,10 +283,8 @@ impl<'a> CaptureStream<'a> {
         let mut batch: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
         for (child, &v) in source.boards(chunk).zip(values) {
             let exit = c as i8 - v as i8;
-            child.for_each_ranked_uncapture(self.rules, c, &self.level, |q, _| {
-                if whole || range.contains(&q) {
-                    batch.push((q, exit));
-                }
+            child.for_each_uncapture_index_in(self.rules, c, &self.level, range, |q| {
+                batch.push((q, exit));
             });
             if batch.len() >= BATCH {
                 raise(&batch);

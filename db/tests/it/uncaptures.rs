@@ -156,7 +156,8 @@ fn documented_example() {
 
 /// The ranked generator gives exactly the indexed un-captures, in the same order, each with
 /// its index in the parents' level: every board of up to 8 seeds and random boards of every
-/// level, every capture amount, under all three rule sets.
+/// level, every capture amount, under all three rule sets; and restricted to a range of the
+/// level, exactly those in it.
 #[test]
 fn ranked_uncaptures_are_the_indexed_ones() {
     let check = |rules: Rules, child: &Board, c: u8| {
@@ -169,6 +170,24 @@ fn ranked_uncaptures_are_the_indexed_ones() {
         let mut got = Vec::new();
         child.for_each_ranked_uncapture(rules, c, &level, |q, p| got.push((q, p)));
         assert_eq!(got, want, "{rules}: ranked un-captures of {child}, c = {c}");
+        // Restricted to a range: the quarters of the level, and ranges that end or begin at
+        // each parent's index (the bounds exact: one in, one out).
+        let size = level.size();
+        let mut ranges: Vec<std::ops::Range<u64>> =
+            (0..4).map(|k| size * k / 4..size * (k + 1) / 4).collect();
+        for &(q, _) in &want {
+            ranges.extend([q..q + 1, 0..q, q + 1..size, q.saturating_sub(7)..q]);
+        }
+        for range in ranges {
+            let mut got = Vec::new();
+            child.for_each_uncapture_index_in(rules, c, &level, &range, |q| got.push(q));
+            let expect: Vec<u64> = want
+                .iter()
+                .map(|&(q, _)| q)
+                .filter(|q| range.contains(q))
+                .collect();
+            assert_eq!(got, expect, "{rules}: un-captures of {child} in {range:?}, c = {c}");
+        }
         want.len()
     };
     let mut rng = Rng(18);
