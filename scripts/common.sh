@@ -148,3 +148,35 @@ link_levels() {
     if [ -f "$1/$f" ]; then ln "$1/$f" "$2/$f" 2>/dev/null || cp "$1/$f" "$2/$f"; fi
   done
 }
+
+# capped LIMIT CMD...: run CMD in a memory cgroup of LIMIT bytes, the page cache it fills
+# counted (cgroup v2 memory.max or v1 memory.limit_in_bytes), so that a level algorithm that
+# leans on the page cache instead of its --memory shows it (it slows down by orders of
+# magnitude instead of finishing). Needs root and a memory controller; without them CMD runs
+# uncapped and CAPPED is set to 0 (else 1). Evict the files CMD reads first (evict_cache):
+# pages cached before are not charged to the cgroup. CAPPED_PIDFILE: see below.
+CAPPED=0
+capped() {
+  local limit=$1 g=
+  shift
+  CAPPED=0
+  if [ "$(id -u)" = 0 ]; then
+    if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+      g=/sys/fs/cgroup/awari-capped-$$
+      mkdir -p "$g" && echo "$limit" > "$g/memory.max" && echo 0 > "$g/memory.swap.max" 2>/dev/null || true
+    elif [ -d /sys/fs/cgroup/memory ]; then
+      g=/sys/fs/cgroup/memory/awari-capped-$$
+      mkdir -p "$g" && echo "$limit" > "$g/memory.limit_in_bytes" || g=
+    fi
+  fi
+  # The command's pid (the shell execs it) goes to CAPPED_PIDFILE if set: what a kill test kills.
+  local rc=0
+  if [ -z "$g" ]; then
+    bash -c '[ -n "${CAPPED_PIDFILE:-}" ] && echo $$ > "$CAPPED_PIDFILE"; exec "$@"' capped "$@" || rc=$?
+    return "$rc"
+  fi
+  CAPPED=1
+  bash -c 'echo $$ > "$1/cgroup.procs"; [ -n "${CAPPED_PIDFILE:-}" ] && echo $$ > "$CAPPED_PIDFILE"; shift; exec "$@"' capped "$g" "$@" || rc=$?
+  rmdir "$g" 2>/dev/null || true
+  return "$rc"
+}

@@ -17,6 +17,14 @@
 # scripts/calibrate.sh; else plan's defaults, measured on the 16-core machine), and whether
 # they agree within 20 %. Exits non-zero if any table differs or a resumed build fails; a
 # disagreement with the plan is reported, not fatal.
+# With CAP=1 (the default; needs root and a memory cgroup, else it says so and runs uncapped)
+# every out-of-core build runs in a memory cgroup of its --memory plus CAP_MARGIN, the page
+# cache counted and the tables it reads evicted first: at the plan's ratio of memory to level,
+# as level 48 meets it, and not leaning on a page cache that holds the level (which a machine
+# of 64 GB cannot do for a level of 200 GB). Last, `verify --prove` of level LAST (the proof
+# docs/whole-game.md asks for) runs on the two-bit database, uncapped and then capped at
+# PROVE_BPP bytes per position plus CAP_MARGIN; capped, it must finish within PROVE_SLACK times
+# the uncapped time plus a minute.
 #
 # Usage: scripts/rehearse.sh [LEVELS=22..23]   (FIRST..LAST, or one level)
 #   THREADS=nproc  threads for every build (and for the plan's assumptions)
@@ -26,6 +34,7 @@
 #   WORK=/path     where to build (default: a temporary directory, removed afterwards)
 #   REUSE=/db      take levels 0..FIRST-1 from this database (hard links) instead of building
 #   SOLVER=/path   rehearse with this awari-solver binary instead of building the checkout's
+#   CAP=1  CAP_MARGIN=67108864 (bytes)  PROVE_BPP=0.36  PROVE_SLACK=4
 # How long it takes: docs/performance.md (about 22 minutes on 2 busy cores; LEVELS=16..17, 1).
 set -euo pipefail
 RANGE=${1:-22..23}
@@ -41,6 +50,22 @@ cd "$(dirname "$0")/.."
 solver_bin
 T=${THREADS:-$(nproc)}
 KILL_AT=${KILL_AT:-0.5}
+CAP=${CAP:-1}
+CAP_MARGIN=${CAP_MARGIN:-67108864}
+PROVE_BPP=${PROVE_BPP:-0.36}
+PROVE_SLACK=${PROVE_SLACK:-4}
+# in_cap MEMORY DIR CMD...: CMD in a cgroup of MEMORY + CAP_MARGIN bytes, the tables of DIR
+# evicted from the page cache first (with CAP=1; else CMD as it is).
+in_cap() {
+  local mem=$1 dir=$2
+  shift 2
+  if [ "$CAP" != 1 ]; then
+    bash -c '[ -n "${CAPPED_PIDFILE:-}" ] && echo $$ > "$CAPPED_PIDFILE"; exec "$@"' in_cap "$@"
+    return
+  fi
+  evict_cache "$dir"/level-*.values
+  capped $((mem + CAP_MARGIN)) "$@"
+}
 read -r -a PLAN_ARGS <<< "${PLAN:---max-stones 48 --memory 64G --threads 16}"
 CAL_ARGS=()
 [ -n "${CALIBRATION:-}" ] && CAL_ARGS=(--calibration "$CALIBRATION")
@@ -111,7 +136,11 @@ for mode in "${MODES[@]}"; do
       read -r mem got gotp <<< "$(squeeze_memory "$BIN" "$n" "$T" "$mode" "$passes")"
       args+=(--memory "$mem")
     fi
-    run "$mode-$n" "$BIN" "${args[@]}"
+    if [ "$mode" = memory ]; then
+      run "$mode-$n" "$BIN" "${args[@]}"
+    else
+      run "$mode-$n" in_cap "$mem" "$dir" "$BIN" "${args[@]}"
+    fi
     awk -v n="$n" '$1 == n' "$BASE/$mode-$n.txt"
     read -r secs rate anon r w _ <<< "$(summary_row "$BASE/$mode-$n.txt" "$n")"
     [ "$n" = "$FIRST" ] && FIRST_SECS[$mode]=$secs
@@ -140,18 +169,28 @@ for mode in "${MODES[@]}"; do
   [ "$mode" != memory ] && args+=(--memory "$mem")
   wait_s=$(awk -v s="${FIRST_SECS[$mode]}" -v k="$KILL_AT" 'BEGIN {w = s * k; printf "%.1f", w < 2 ? 2 : w}')
   echo "== $mode, level $n killed after $wait_s s, then resumed ($(elapsed))"
-  "$BIN" "${args[@]}" > "$BASE/kill-$mode.txt" 2> "$BASE/kill-$mode.err" &
-  pid=$!
+  pidfile=$BASE/kill-$mode.pid
+  rm -f "$pidfile"
+  if [ "$mode" = memory ]; then
+    CAP=0 CAPPED_PIDFILE=$pidfile in_cap 0 "$dir" "$BIN" "${args[@]}" > "$BASE/kill-$mode.txt" 2> "$BASE/kill-$mode.err" &
+  else
+    CAPPED_PIDFILE=$pidfile in_cap "$mem" "$dir" "$BIN" "${args[@]}" > "$BASE/kill-$mode.txt" 2> "$BASE/kill-$mode.err" &
+  fi
+  job=$!
   sleep "$wait_s"
-  if kill -KILL "$pid" 2> /dev/null; then
-    wait "$pid" 2> /dev/null || true
+  if [ -s "$pidfile" ] && kill -KILL "$(cat "$pidfile")" 2> /dev/null; then
+    wait "$job" 2> /dev/null || true
     left=$(cd "$dir" && ls | grep -v -E '^level-[0-9]+\.values$' | tr '\n' ' ' || true)
     echo "killed (SIGKILL) after $wait_s s; left beside the tables: ${left:-nothing}"
   else
-    wait "$pid" || true
+    wait "$job" || true
     echo "(the build ended before the kill: not a resume test; raise the level or lower KILL_AT)"
   fi
-  run "resume-$mode" "$BIN" "${args[@]}"
+  if [ "$mode" = memory ]; then
+    run "resume-$mode" "$BIN" "${args[@]}"
+  else
+    run "resume-$mode" in_cap "$mem" "$dir" "$BIN" "${args[@]}"
+  fi
   awk -v n="$n" '$1 == n || /resumed/' "$BASE/resume-$mode.txt"
   if cmp "$(table "$BASE/memory" "$n")" "$(table "$dir" "$n")"; then
     echo "level $n: $mode, resumed: identical to the in-memory table"
@@ -160,6 +199,32 @@ for mode in "${MODES[@]}"; do
     FAILED=1
   fi
 done
+
+# The proof, at the plan's ratio.
+if [[ " ${MODES[*]} " == *" two-bit "* ]]; then
+  dir=$BASE/two-bit
+  n=$LAST
+  positions=$(plan_level "$BIN" "$n" 1T "$T" | awk '{print $4}')
+  pmem=$(awk -v p="$positions" -v b="$PROVE_BPP" 'BEGIN {printf "%d", p * b + 33554432}')
+  prove=(verify --db "$dir" --stones "$n" --prove --threads "$T" --memory "$pmem")
+  echo "== verify --prove of level $n, --memory $pmem ($(elapsed))"
+  t0=$(date +%s.%N)
+  run prove "$BIN" "${prove[@]}"
+  free_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+  grep "^level $n" "$BASE/prove.txt"
+  limit=$(awk -v s="$free_s" -v k="$PROVE_SLACK" 'BEGIN {printf "%d", s * k + 60}')
+  t0=$(date +%s.%N)
+  rc=0
+  in_cap "$pmem" "$dir" timeout "$limit" "$BIN" "${prove[@]}" > "$BASE/prove-capped.txt" 2> "$BASE/prove-capped.err" || rc=$?
+  capped_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+  if [ "$rc" = 0 ]; then
+    echo "verify --prove: $free_s s uncapped, $capped_s s capped at $pmem + $CAP_MARGIN bytes (capped: $CAPPED)"
+  else
+    echo "verify --prove: $free_s s uncapped; capped at $pmem + $CAP_MARGIN bytes it did not finish in $limit s (exit $rc): the proof leans on the page cache"
+    tail -2 "$BASE/prove-capped.err"
+    FAILED=1
+  fi
+fi
 
 echo "== measured against plan (${CALIBRATION:-the plan defaults}; $T threads; agree: within 20 %)"
 printf "%-10s %5s %11s %6s %15s %15s %8s %10s %10s %8s\n" mode level "--memory" passes "positions/s" "plan" agree "I/O B/pos" plan agree
@@ -171,7 +236,7 @@ awk '
   }' "$RESULTS"
 echo "== done ($(elapsed))"
 if [ "$FAILED" != 0 ]; then
-  echo "REHEARSAL FAILED: a table differs"
+  echo "REHEARSAL FAILED: a table differs, or the proof did not finish in its memory"
   exit 1
 fi
-echo "every table identical to the in-memory build, killed and resumed ones too"
+echo "every table identical to the in-memory build, killed and resumed ones too; the proof finished in its memory"
