@@ -16,7 +16,7 @@
 #                   are skipped, so a run stopped part way resumes)
 #   FILTER=expr   a nextest filter expression: only these tests run against each mutant
 #                 (default: all, but for settle.rs the quick checks that a wrong settled value
-#                 cannot pass, and for moves.rs the rules' and un-moves' checks, see below; run
+#                 cannot pass, and for moves.rs and unmoves.rs the rules' and un-moves' checks, see below; run
 #                 their missed mutants again with FILTER='all()')
 # Mutants are built with the `mutants` profile (Cargo.toml: the test profile's optimisation,
 # but incremental with 256 codegen units), so a mutant rebuilds in about 5 s instead of 36,
@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=("$@")
 if [ ${#FILES[@]} -eq 0 ]; then
-  FILES=(db/src/rules.rs db/src/board.rs db/src/moves.rs db/src/index.rs solver/src/settle.rs)
+  FILES=(db/src/rules.rs db/src/board.rs db/src/moves.rs db/src/unmoves.rs db/src/index.rs solver/src/settle.rs)
 fi
 OUT=${OUT:-target/mutants}
 mkdir -p "$OUT"
@@ -51,7 +51,7 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
       filter+=' | test(/^determinism::/) | test(verify_passes_and_catches_corruption)'
       filter+=' | test(compact_depths_equal_the_in_memory_waves)) | (kind(lib) & test(/^(level|settle)::/))'
     fi
-    if [ -z "$filter" ] && [ "$f" = db/src/moves.rs ]; then
+    if [ -z "$filter" ] && { [ "$f" = db/src/moves.rs ] || [ "$f" = db/src/unmoves.rs ]; }; then
       # The rules' cases, the OpenSpiel vectors, and the exhaustive and random un-move and
       # un-capture checks: about 26 s, against the db tier's 60-90.
       filter='test(/^(moves|unmoves|uncaptures)::/) | test(properties::unmoves_invert_moves)'

@@ -30,6 +30,7 @@ pub mod random;
 pub mod rans;
 pub mod rules;
 pub mod table;
+mod unmoves;
 
 pub use board::{Board, MAX_SEEDS, PITS};
 pub use dir::{
