@@ -377,7 +377,6 @@ impl Board {
         }
         None
     }
-
 }
 
 /// [`Board::quiet_moves`] by sowing every move: the full count, for the positions

@@ -2,9 +2,56 @@
 
 use std::path::Path;
 
-/// Bytes of memory available to new work (`MemAvailable`), if known.
+/// Bytes of memory available to new work, if known: `MemAvailable` (free memory and the page
+/// cache that can be reclaimed), or less where this process's memory cgroup (a container, a
+/// `systemd-run -p MemoryMax=`, `scripts/capped.sh`) leaves less: its limit less what it holds
+/// besides reclaimable page cache. The cgroup's page cache is counted as available, as
+/// `MemAvailable` counts the machine's.
 pub fn memory_available() -> Option<u64> {
-    meminfo_kib("MemAvailable:").map(|k| k * 1024)
+    let machine = meminfo_kib("MemAvailable:").map(|k| k * 1024);
+    match (machine, cgroup_available()) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
+}
+
+/// What this process's memory cgroup leaves (see [`memory_available`]): `None` without one,
+/// or without a limit.
+fn cgroup_available() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read =
+        |path: String| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    let stat = |path: String, key: &str| -> Option<u64> {
+        let text = std::fs::read_to_string(path).ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+    };
+    for line in groups.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (id, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        if id == "0" && controllers.is_empty() {
+            // cgroup v2: memory.max ("max": no limit), memory.current, and its file cache.
+            let dir = format!("/sys/fs/cgroup{path}");
+            let limit = read(format!("{dir}/memory.max"))?;
+            let used = read(format!("{dir}/memory.current"))?;
+            let cache = stat(format!("{dir}/memory.stat"), "file").unwrap_or(0);
+            return Some(limit.saturating_sub(used.saturating_sub(cache)));
+        }
+        if controllers.split(',').any(|c| c == "memory") {
+            // cgroup v1: an unlimited group reports a limit near 2^63.
+            let dir = format!("/sys/fs/cgroup/memory{path}");
+            let limit = read(format!("{dir}/memory.limit_in_bytes"))?;
+            if limit >= 1 << 62 {
+                return None;
+            }
+            let used = read(format!("{dir}/memory.usage_in_bytes"))?;
+            let cache = stat(format!("{dir}/memory.stat"), "total_cache")
+                .or_else(|| stat(format!("{dir}/memory.stat"), "cache"))
+                .unwrap_or(0);
+            return Some(limit.saturating_sub(used.saturating_sub(cache)));
+        }
+    }
+    None
 }
 
 fn meminfo_kib(key: &str) -> Option<u64> {

@@ -186,7 +186,10 @@ fn ranked_uncaptures_are_the_indexed_ones() {
                 .map(|&(q, _)| q)
                 .filter(|q| range.contains(q))
                 .collect();
-            assert_eq!(got, expect, "{rules}: un-captures of {child} in {range:?}, c = {c}");
+            assert_eq!(
+                got, expect,
+                "{rules}: un-captures of {child} in {range:?}, c = {c}"
+            );
         }
         want.len()
     };

@@ -194,3 +194,52 @@ fn a_bad_calibration_file_is_a_one_line_error() {
     let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_dir_all(dir2);
 }
+
+/// Without --memory, `plan` (as `build`, `verify` and `depth`) takes the memory available, and
+/// that is the memory cgroup's limit where the process runs in one that leaves less than the
+/// machine has free (a container): run in a cgroup of 600 MiB, it plans with at most that.
+/// Needs root and a cgroup memory controller (v1 or v2); elsewhere it says so and checks
+/// nothing.
+#[test]
+fn the_memory_available_is_the_cgroups_where_it_is_less() {
+    let v2 = std::path::Path::new("/sys/fs/cgroup/cgroup.controllers");
+    let v2 = std::fs::read_to_string(v2).is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"));
+    let base = if v2 {
+        "/sys/fs/cgroup"
+    } else {
+        "/sys/fs/cgroup/memory"
+    };
+    let group = PathBuf::from(base).join(format!("awari-test-{}", std::process::id()));
+    let limit_file = if v2 {
+        "memory.max"
+    } else {
+        "memory.limit_in_bytes"
+    };
+    if std::fs::create_dir(&group).is_err()
+        || std::fs::write(group.join(limit_file), (600u64 << 20).to_string()).is_err()
+    {
+        eprintln!("skipped: no memory cgroup can be made here (needs root)");
+        let _ = std::fs::remove_dir(&group);
+        return;
+    }
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {BIN} plan --max-stones 20 --threads 1 --disk 1T --db /nonexistent/awari-plan-test",
+        group.display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir(&group);
+    let text = stdout(&out);
+    let limit = text
+        .split("memory limit ")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .expect("the plan's header names its memory limit");
+    let bytes = awari_solver::sys::parse_size(&limit.replace(' ', "").replace("iB", "")).unwrap();
+    assert!(
+        bytes <= 600 << 20 && bytes > 400 << 20,
+        "memory limit {limit} in a cgroup of 600 MiB"
+    );
+}
