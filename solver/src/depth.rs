@@ -34,7 +34,7 @@
 //!  RAM: 2 bits a position          disk: level-NN.dwave-KKKK, one file per wave k
 //!  +-------+------------------+    +--------------------------------------------------+
 //!  | 0 open| no depth yet     |    | per chunk of 2^20 positions, in chunk order: the |
-//!  | 1 new | depth k+1, found |    | offsets of the positions at depth k (the seed-   |
+//!  | 3 new | depth k+1, found |    | offsets of the positions at depth k (the seed-   |
 //!  |       | by wave k        |    | record format of the two-bit builder)            |
 //!  | 2 done| depth ≤ k        |    +--------------------------------------------------+
 //!  +-------+------------------+    level-NN.dresume: where the pass stands
@@ -83,6 +83,7 @@ mod check;
 mod checkpoint;
 mod database;
 mod table;
+mod wave_state;
 mod wave_zero;
 mod waves;
 mod work_files;
@@ -104,8 +105,8 @@ use awari_db::{Board, DbError, Level, Levels, Rules, Table, TableError};
 
 use crate::exits::{CaptureStream, ExitsStats};
 use crate::progress::Progress;
-use crate::state::StateArray;
 use crate::sys;
+use wave_state::WaveState;
 use work_files::wave_path;
 
 /// Positions per chunk: the unit of the wave records (as the two-bit builder's).
@@ -297,8 +298,7 @@ pub struct DepthPass<'a> {
     /// Where the work files (and the table, when written) go.
     out: PathBuf,
     bucket: u64,
-    state: Option<StateArray<AtomicU64>>,
-    blocks: Vec<AtomicU64>,
+    state: Option<WaveState>,
     stage: Stage,
     carried: Carried,
     started: Instant,
@@ -334,9 +334,6 @@ impl<'a> DepthPass<'a> {
         let rules = levels.rules();
         let stream = CaptureStream::new(n, rules, levels)?;
         let level = Level::new(n);
-        let blocks = (0..level.size().div_ceil(BLOCK * 64))
-            .map(|_| AtomicU64::new(0))
-            .collect();
         let mut pass = DepthPass {
             level,
             rules,
@@ -345,7 +342,6 @@ impl<'a> DepthPass<'a> {
             out: out.to_path_buf(),
             bucket: bucket.clamp(1, level.size().max(1)).div_ceil(CHUNK) * CHUNK,
             state: None,
-            blocks,
             stage: Stage::Seeds { done: 0, bytes: 0 },
             carried: Carried::default(),
             started: Instant::now(),
@@ -415,8 +411,7 @@ impl<'a> DepthPass<'a> {
         let Stage::Waves { complete } = self.stage else {
             unreachable!("wave 0 is done")
         };
-        let state = StateArray::new(self.level.size().div_ceil(PER_WORD) as usize)
-            .map_err(DepthError::Alloc)?;
+        let state = WaveState::new(self.level.size()).map_err(DepthError::Alloc)?;
         self.state = Some(state);
         progress.phase("waves", self.level.size());
         let mut histogram = Vec::new();
