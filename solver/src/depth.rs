@@ -80,6 +80,7 @@
 
 mod budget;
 mod check;
+mod classes;
 mod checkpoint;
 mod database;
 mod table;
@@ -92,8 +93,10 @@ pub use budget::{
     disk_needed, exit_bucket, memory_needed, memory_used, work_io, WAVE_BYTES_PER_POSITION,
 };
 pub use database::{
-    add_depth_tables, compute_depth, store_depth, DepthForm, LevelDepth, PLAIN_DEPTH_UP_TO,
+    add_depth_tables, compute_depth, depth_algorithm, store_depth, DepthAlgorithm, DepthForm,
+    LevelDepth, PLAIN_DEPTH_UP_TO,
 };
+pub use classes::{class_bucket, class_memory, ClassPass};
 pub use work_files::{remove_work_files, resume_path};
 
 use std::path::{Path, PathBuf};
