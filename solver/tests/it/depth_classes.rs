@@ -1,7 +1,8 @@
 //! The class-by-class depth pass ([`awari_solver::depth::ClassPass`], which reads the level's
 //! values only in order) against the wave pass ([`DepthPass`], checked against the in-memory
 //! builder by `depth.rs`): the same depth table, byte for byte, and the same report on every
-//! level up to 16 (`AWARI_CLASSES_TOP` for another top) under the three rule sets, with small
+//! level up to 14 (`AWARI_CLASSES_TOP` for another top: 16 takes 150 s on 2 cores; the slow
+//! tier, `levels_to_20::depth`, checks up to 20) under the three rule sets, with small
 //! phase-1 buckets and with one; the same unproven positions in a false table; a `depth` run
 //! killed at several moments resumes to the same tables; `verify --prove` with
 //! `AWARI_DEPTH=classes` proves a true database and refuses a false or changed one.
@@ -19,7 +20,7 @@ fn top() -> u32 {
     std::env::var("AWARI_CLASSES_TOP")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(16)
+        .unwrap_or(14)
 }
 
 fn values_dir(tag: &str, rules: Rules, top: u32) -> std::path::PathBuf {
@@ -42,7 +43,11 @@ fn left_behind(dir: &Path, n: u32) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.starts_with(&format!("level-{n:02}.")) && !f.ends_with(".depth"))
+        .filter(|f| {
+            f.starts_with(&format!("level-{n:02}."))
+                && !f.ends_with(".depth")
+                && !f.ends_with(".values")
+        })
         .collect()
 }
 
