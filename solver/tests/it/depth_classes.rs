@@ -178,7 +178,7 @@ fn killed_class_passes_resume_to_the_same_tables() {
     for trial in 0..8u64 {
         let mut child = std::process::Command::new(BIN)
             .env("AWARI_DEPTH", "classes")
-            .args(["depth", "--threads", "2", "--memory", "20M", "--db", s(&killed)])
+            .args(["depth", "--threads", "2", "--memory", "48M", "--db", s(&killed)])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

@@ -302,7 +302,7 @@ mod tests {
                 let x = list_index(v, won);
                 assert!(x < LISTS && seen.insert(x));
                 let name = list_path(dir, 7, v, won);
-                assert_eq!(name.to_str().unwrap().len(), if v < 100 { 18 } else { 19 });
+                assert_eq!(name.to_str().unwrap().len(), if v < 100 { 21 } else { 22 });
             }
         }
         assert_eq!(
