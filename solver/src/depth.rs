@@ -80,8 +80,8 @@
 
 mod budget;
 mod check;
-mod classes;
 mod checkpoint;
+mod classes;
 mod database;
 mod table;
 mod wave_state;
@@ -92,11 +92,11 @@ mod work_files;
 pub use budget::{
     disk_needed, exit_bucket, memory_needed, memory_used, work_io, WAVE_BYTES_PER_POSITION,
 };
+pub use classes::{class_bucket, class_memory, ClassPass};
 pub use database::{
     add_depth_tables, compute_depth, depth_algorithm, store_depth, DepthAlgorithm, DepthForm,
     LevelDepth, PLAIN_DEPTH_UP_TO,
 };
-pub use classes::{class_bucket, class_memory, ClassPass};
 pub use work_files::{remove_work_files, resume_path};
 
 use std::path::{Path, PathBuf};

@@ -520,7 +520,10 @@ fn prove_level_by_classes(
 
 /// Where `verify --prove`'s depth pass keeps its work files, made if missing (as `depth
 /// --out` makes its directory).
-fn work_dir<'a>(levels: &'a Levels, options: &'a VerifyOptions) -> Result<&'a std::path::Path, DbError> {
+fn work_dir<'a>(
+    levels: &'a Levels,
+    options: &'a VerifyOptions,
+) -> Result<&'a std::path::Path, DbError> {
     let work = options.work.as_deref().unwrap_or(levels.dir());
     std::fs::create_dir_all(work).map_err(|source| {
         DbError::Table(TableError::Io {

@@ -67,9 +67,9 @@ mod lists;
 mod search;
 mod table;
 
-pub use lists::{class_bucket, class_memory};
 pub(super) use checkpoint::class_resume_path;
 pub(super) use lists::list_path;
+pub use lists::{class_bucket, class_memory};
 pub(super) use search::{class_wave_path, remove_waves};
 
 use std::path::{Path, PathBuf};

@@ -54,8 +54,9 @@ pub fn compute_depth(
         DepthAlgorithm::Waves => {
             DepthPass::open(levels, n, out, exit_bucket(n, memory))?.run(write, keep, progress)
         }
-        DepthAlgorithm::Classes => ClassPass::open(levels, n, out, class_bucket(n, memory))?
-            .run(write, keep, progress),
+        DepthAlgorithm::Classes => {
+            ClassPass::open(levels, n, out, class_bucket(n, memory))?.run(write, keep, progress)
+        }
     }
 }
 

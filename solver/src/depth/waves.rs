@@ -106,9 +106,9 @@ impl DepthPass<'_> {
     /// `.tmp`, synced where [`DepthPass::durable_waves`], renamed); returns how many there were.
     pub(super) fn collect(&self, k: u32) -> Result<u64, DepthError> {
         let path = wave_path(&self.out, self.level.seeds(), k);
-        let (count, bytes) =
-            self.wave()
-                .write_new(&path, self.durable_waves(), |q| self.values.get(q) > 0)?;
+        let (count, bytes) = self
+            .wave()
+            .write_new(&path, self.durable_waves(), |q| self.values.get(q) > 0)?;
         self.wave_bytes.fetch_add(bytes, Relaxed);
         Ok(count)
     }
@@ -188,10 +188,7 @@ pub(super) fn propagate_file(
 
 /// Read the records of `path` back in batches and hand `f` every entry (index, flag), each
 /// record in parallel: a wave file or a class list marked into the states.
-pub(super) fn for_each_entry(
-    path: &Path,
-    f: impl Fn(u64, bool) + Sync,
-) -> Result<u64, DepthError> {
+pub(super) fn for_each_entry(path: &Path, f: impl Fn(u64, bool) + Sync) -> Result<u64, DepthError> {
     let mut reader = WaveReader::open(path)?;
     let mut count = 0;
     loop {

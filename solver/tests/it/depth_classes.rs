@@ -80,7 +80,11 @@ fn class_pass_writes_the_wave_pass_tables() {
                 std::fs::read(depth_path(&waves, n)).unwrap(),
                 "{what}: the tables differ"
             );
-            assert!(left_behind(&classes, n).is_empty(), "{what}: {:?}", left_behind(&classes, n));
+            assert!(
+                left_behind(&classes, n).is_empty(),
+                "{what}: {:?}",
+                left_behind(&classes, n)
+            );
             // Without writing: the same report, no table, nothing left.
             std::fs::remove_file(depth_path(&classes, n)).unwrap();
             let r = ClassPass::open(&levels, n, &classes, u64::MAX)
@@ -178,7 +182,15 @@ fn killed_class_passes_resume_to_the_same_tables() {
     for trial in 0..8u64 {
         let mut child = std::process::Command::new(BIN)
             .env("AWARI_DEPTH", "classes")
-            .args(["depth", "--threads", "2", "--memory", "48M", "--db", s(&killed)])
+            .args([
+                "depth",
+                "--threads",
+                "2",
+                "--memory",
+                "48M",
+                "--db",
+                s(&killed),
+            ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -246,7 +258,10 @@ fn verify_prove_by_classes() {
     let t = text(&o);
     assert!(!o.status.success(), "{t}");
     assert!(t.contains("level 12: FAILED"), "{t}");
-    assert!(t.contains(&format!("index {i} board {}", level.unrank(i))), "{t}");
+    assert!(
+        t.contains(&format!("index {i} board {}", level.unrank(i))),
+        "{t}"
+    );
     let o = classes(&["depth", "--db", s(&good), "--check", "--stones", "12"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");

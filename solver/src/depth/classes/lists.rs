@@ -64,13 +64,16 @@ pub(crate) fn list_path(dir: &Path, n: u32, v: u8, won: bool) -> PathBuf {
     dir.join(format!("level-{n:02}.dclass{sign}{v:02}"))
 }
 
+/// One chunk's class-list records (list index, record), in list order, and its draws.
+pub(super) type ChunkLists = (Vec<(usize, Vec<u8>)>, u64);
+
 /// The class-list records of one chunk (`chunk`), its positions' exit bytes `exit(j)` and
 /// stored values `values[j]`: (list index, record) in list order, and the draws.
 pub(super) fn classify(
     chunk: u32,
     exit: impl Fn(usize) -> i8,
     values: &[u8],
-) -> (Vec<(usize, Vec<u8>)>, u64) {
+) -> ChunkLists {
     let mut lists: Vec<Option<(Vec<u8>, i64)>> = (0..LISTS).map(|_| None).collect();
     let mut draws = 0;
     for (j, &b) in values.iter().enumerate() {
@@ -176,18 +179,14 @@ impl ClassPass<'_> {
         let table = self.table;
         for (g, part) in exits.chunks(group).enumerate() {
             let first = lo + (g * group) as u64;
-            let done: Vec<Result<(Vec<(usize, Vec<u8>)>, u64), TableError>> = part
+            let done: Vec<Result<ChunkLists, TableError>> = part
                 .par_chunks(CHUNK as usize)
                 .enumerate()
                 .map(|(k, chunk)| {
                     let start = first + k as u64 * CHUNK;
                     let mut buf = Vec::new();
                     let values = table.read(start..start + chunk.len() as u64, &mut buf)?;
-                    let r = classify(
-                        (start / CHUNK) as u32,
-                        |j| chunk[j].load(Relaxed),
-                        values,
-                    );
+                    let r = classify((start / CHUNK) as u32, |j| chunk[j].load(Relaxed), values);
                     progress.advance(chunk.len() as u64);
                     Ok(r)
                 })
@@ -231,7 +230,8 @@ impl ClassPass<'_> {
             if self.lists[x] == 0 {
                 let _ = std::fs::remove_file(&path);
             } else if let Ok(f) = OpenOptions::new().write(true).open(&path) {
-                f.set_len(self.lists[x]).map_err(|source| TableError::Io { path, source })?;
+                f.set_len(self.lists[x])
+                    .map_err(|source| TableError::Io { path, source })?;
             }
         }
         Ok(())
@@ -271,7 +271,8 @@ mod tests {
         let exits = [0i8, 3, -128, 1, -128, 2, -128, -2, -128, 48, -128];
         let (records, draws) = classify(9, |j| exits[j], &values);
         assert_eq!(draws, 2);
-        let got: Vec<(usize, u32, Vec<(u32, bool)>)> = records
+        type Decoded = (usize, u32, Vec<(u32, bool)>);
+        let got: Vec<Decoded> = records
             .iter()
             .map(|(x, r)| {
                 let chunk = u32::from_le_bytes(r[0..4].try_into().unwrap());

@@ -227,7 +227,10 @@ impl ClassPass<'_> {
         let count = (0..size.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
-                let (from, to) = (c * CHUNK / PER_WORD, ((c + 1) * CHUNK).min(size).div_ceil(PER_WORD));
+                let (from, to) = (
+                    c * CHUNK / PER_WORD,
+                    ((c + 1) * CHUNK).min(size).div_ceil(PER_WORD),
+                );
                 let mut count = 0u64;
                 let mut mine = Vec::new();
                 for wi in from..to {
