@@ -68,15 +68,32 @@
 //! below 15 seeds (a second or so a level) only wave 0 ends in a checkpoint, and a kill in the
 //! waves loses the level's waves.
 //!
+//! # The class pass
+//!
+//! [`DepthPass`] reads the level's values table at random (wave 0's parents, a loser's
+//! children, each wave entry's predecessors): fast while the table sits in the page cache,
+//! and thousands of times slower once it does not (level 24 in 0.5 bytes of memory per
+//! position, page cache included: 16 hours instead of a minute). [`ClassPass`] computes the
+//! same table and report from the same 2 bits a position with no random read of any file:
+//! the values are read once, in order, into one list per value class ±v, and each class is
+//! then searched on its own, its codes standing for "won by v", "lost by v", new and done
+//! (see `depth/classes.rs`). It has no value check of its own: `verify --prove` and `depth
+//! --check` run the streamed check ([`crate::verify::verify_level_streamed`]) before it.
+//! [`depth_algorithm`] picks the pass: `AWARI_DEPTH=classes` or `waves`, else the class pass
+//! where the level's values (a byte a position) and the pass's memory exceed the memory
+//! available.
+//!
 //! # Files
 //!
 //! This file holds the pass's types and its driver ([`DepthPass::open`], [`DepthPass::run`]);
 //! the rest, one concept a file, in `depth/`: `budget` (the memory, disk and I/O a pass
 //! needs), `wave_zero` (the capture bitmaps and the depth-0 positions), `check` (the value
-//! check of wave 0), `waves` (the waves' propagation), `table` (the wave files merged into
-//! the table), `work_files` and `checkpoint` (the pass's files on disk, and resuming), and
-//! `database` (`awari-solver depth`: the passes over a database, and how the tables are
-//! stored). The wave files' records are encoded by `crate::seed_records`.
+//! check of wave 0), `wave_state` (the 2-bit states and the block map, shared with the class
+//! pass), `waves` (the waves' propagation), `table` (the wave files merged into the table),
+//! `work_files` and `checkpoint` (the pass's files on disk, and resuming), `classes` (the
+//! class pass, [`ClassPass`], with its own files in `depth/classes/`) and `database`
+//! (`awari-solver depth`: the passes over a database, which pass a level gets, and how the
+//! tables are stored). The wave files' records are encoded by `crate::seed_records`.
 
 mod budget;
 mod check;

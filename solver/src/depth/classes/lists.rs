@@ -17,7 +17,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 
-use awari_db::{level_size, QuietMoves, TableError};
+use awari_db::{level_size, Access, QuietMoves, TableError};
 use rayon::prelude::*;
 
 use super::super::CHUNK;
@@ -168,6 +168,19 @@ impl ClassPass<'_> {
     /// parallel at a time, and append its won and lost positions to the class lists (synced
     /// at the end); the draws are counted.
     fn write_lists(
+        &mut self,
+        lo: u64,
+        exits: &[AtomicI8],
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        self.table.advise(Access::Sequential);
+        let r = self.append_lists(lo, exits, progress);
+        self.table.advise(Access::Normal);
+        r
+    }
+
+    /// [`ClassPass::write_lists`], the table advised.
+    fn append_lists(
         &mut self,
         lo: u64,
         exits: &[AtomicI8],
