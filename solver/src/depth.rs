@@ -238,7 +238,9 @@ pub struct DepthReport {
     pub seconds: f64,
     /// Its exits phase (wave 0), over all runs.
     pub exits: ExitsStats,
-    /// Where this run resumed: `Some(None)` in wave 0, `Some(Some(k))` after wave k.
+    /// Where this run resumed: `Some(None)` in wave 0, `Some(Some(k))` after wave k (a
+    /// [`ClassPass`]: in its class lists, after wave k of the class in progress, 0 between
+    /// classes).
     pub resumed: Option<Option<u32>>,
     /// Bytes of wave files written (this run).
     pub wave_bytes: u64,

@@ -179,6 +179,10 @@ impl ClassPass<'_> {
             }
         }
         let at = HEAD + 8 * LISTS;
+        let first_example = at + 8 * hist;
+        if (0..ex).any(|i| u64_at(first_example + 16 * i) >= self.level.size()) {
+            return bad("an example outside the level");
+        }
         self.histogram = (0..hist).map(|i| u64_at(at + 8 * i)).collect();
         let at = at + 8 * hist;
         self.examples = (0..ex)

@@ -28,9 +28,10 @@ use crate::progress::Progress;
 use crate::seed_records::{finish_record, push_flagged_seed};
 use crate::state::StateArray;
 
-/// Fixed memory of phase 1 besides its bucket (the records of a group of chunks, the list
-/// writers' buffers, the pool).
-const FIXED: u64 = 64 << 20;
+/// Fixed memory of phase 1 besides its bucket (the records of a group of chunks, about 1.5
+/// bytes a position of 2 chunks per thread; the list writers' buffers; the pool), as the
+/// depth pass's.
+const FIXED: u64 = 32 << 20;
 /// The most buckets (passes over the lower levels) phase 1 makes.
 const MAX_PASSES: u64 = 16;
 /// Buffer of each list file being appended to.
