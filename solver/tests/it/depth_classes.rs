@@ -3,7 +3,8 @@
 //! builder by `depth.rs`): the same depth table, byte for byte, and the same report on every
 //! level up to 14 (`AWARI_CLASSES_TOP` for another top: 16 takes 150 s on 2 cores; the slow
 //! tier, `levels_to_20::depth`, checks up to 20) under the three rule sets, with small
-//! phase-1 buckets and with one; the same unproven positions in a false table; a `depth` run
+//! phase-1 buckets and with one, and from self-contained compressed values; the same
+//! unproven positions in a false table; a `depth` run
 //! killed at several moments resumes to the same tables; `verify --prove` with
 //! `AWARI_DEPTH=classes` proves a true database and refuses a false or changed one.
 
@@ -271,6 +272,53 @@ fn verify_prove_by_classes() {
     );
     assert!(!depth_path(&good, 12).exists());
     for d in [good, bad] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Self-contained compressed values (read by the class pass through `Table::read`, block by
+/// block) give the same tables as the plain values give the wave pass.
+#[test]
+fn class_pass_reads_compressed_values() {
+    let rules = Rules::Awari;
+    let top = 12;
+    let plain = values_dir("compressed-plain", rules, top);
+    let packed = temp("classes-compressed-packed");
+    let source = Levels::open(&plain, Some(rules)).unwrap();
+    awari_solver::compress::compress_db(
+        &source,
+        &packed,
+        &[],
+        awari_db::compressed::Form::SelfContained,
+        &Silent,
+        |_| {},
+    )
+    .unwrap();
+    let levels = Levels::open(&packed, Some(rules)).unwrap();
+    let (waves, classes) = (
+        temp("classes-compressed-waves"),
+        temp("classes-compressed-out"),
+    );
+    std::fs::create_dir_all(&waves).unwrap();
+    std::fs::create_dir_all(&classes).unwrap();
+    for n in (0..=top).filter(|&n| level_exists(n)) {
+        assert!(levels.require(n).unwrap().is_compressed());
+        let want = DepthPass::open(&source, n, &waves, u64::MAX)
+            .unwrap()
+            .run(true, 4, &Silent)
+            .unwrap();
+        let got = ClassPass::open(&levels, n, &classes, 1)
+            .unwrap()
+            .run(true, 4, &Silent)
+            .unwrap();
+        same_report(&got, &want, &format!("level {n}"));
+        assert_eq!(
+            std::fs::read(depth_path(&classes, n)).unwrap(),
+            std::fs::read(depth_path(&waves, n)).unwrap(),
+            "level {n}"
+        );
+    }
+    for d in [plain, packed, waves, classes] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -70,11 +70,7 @@ pub(super) type ChunkLists = (Vec<(usize, Vec<u8>)>, u64);
 
 /// The class-list records of one chunk (`chunk`), its positions' exit bytes `exit(j)` and
 /// stored values `values[j]`: (list index, record) in list order, and the draws.
-pub(super) fn classify(
-    chunk: u32,
-    exit: impl Fn(usize) -> i8,
-    values: &[u8],
-) -> ChunkLists {
+pub(super) fn classify(chunk: u32, exit: impl Fn(usize) -> i8, values: &[u8]) -> ChunkLists {
     let mut lists: Vec<Option<(Vec<u8>, i64)>> = (0..LISTS).map(|_| None).collect();
     let mut draws = 0;
     for (j, &b) in values.iter().enumerate() {
