@@ -113,7 +113,8 @@ impl DepthPass<'_> {
         Ok(count)
     }
 
-    /// The positions left open: (won or lost ones, draws, the first `keep` of the former).
+    /// The positions left open: (won or lost ones, draws, the first `keep` of the former by
+    /// index).
     pub(super) fn open_positions(
         &self,
         keep: usize,
@@ -126,15 +127,17 @@ impl DepthPass<'_> {
                 let start = c * CHUNK;
                 let end = (start + CHUNK).min(size);
                 let (mut bad, mut draws) = (0u64, 0u64);
+                // The chunk's first ones (so that the smallest indices of all are kept,
+                // whatever order the chunks end in).
+                let mut mine = Vec::new();
                 for q in start..end {
                     let v = self.values.get(q);
                     if v == 0 {
                         draws += 1;
                     } else if self.wave().code(q) != DONE {
                         bad += 1;
-                        let mut ex = examples.lock().expect("no panic holds it");
-                        if ex.len() < keep.max(1) {
-                            ex.push(Unproven {
+                        if mine.len() < keep.max(1) {
+                            mine.push(Unproven {
                                 index: q,
                                 board: self.level.unrank(q),
                                 value: v,
@@ -142,6 +145,10 @@ impl DepthPass<'_> {
                         }
                     }
                 }
+                examples
+                    .lock()
+                    .expect("no panic holds it")
+                    .append(&mut mine);
                 (bad, draws)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
