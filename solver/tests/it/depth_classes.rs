@@ -4,7 +4,8 @@
 //! level up to 14 (`AWARI_CLASSES_TOP` for another top: 16 takes 150 s on 2 cores; the slow
 //! tier, `levels_to_20::depth`, checks up to 20) under the three rule sets, with small
 //! phase-1 buckets and with one, and from self-contained compressed values; the same
-//! unproven positions in a false table; a `depth` run
+//! unproven positions in a false table, and in a level of several chunks with many false
+//! entries; a `depth` run
 //! killed at several moments resumes to the same tables; `verify --prove` with
 //! `AWARI_DEPTH=classes` proves a true database and refuses a false or changed one.
 
@@ -321,4 +322,46 @@ fn class_pass_reads_compressed_values() {
     for d in [plain, packed, waves, classes] {
         let _ = std::fs::remove_dir_all(d);
     }
+}
+
+/// A level of several chunks with many false entries (non-terminal draws relabelled ±1, no
+/// value check): both passes leave the same positions unproven, and name the same first
+/// ones by index, whatever order their chunks end in.
+#[test]
+fn many_unproven_positions_across_chunks() {
+    let rules = Rules::Awari;
+    let n = 14;
+    let dir = values_dir("many-unproven", rules, n);
+    let level = Level::new(n);
+    let path = awari_db::level_path(&dir, n);
+    let mut data = std::fs::read(&path).unwrap()[64..].to_vec();
+    let mut changed = 0;
+    for (i, board) in (0..level.size()).zip(level.boards(0..level.size())) {
+        if i % 997 == 0
+            && data[i as usize] == 0
+            && matches!(board.outcome(rules), awari_db::Outcome::Moves(_))
+        {
+            data[i as usize] = if changed % 2 == 0 { 1 } else { -1i8 as u8 };
+            changed += 1;
+        }
+    }
+    assert!(changed > 100);
+    awari_db::write_table(&path, awari_db::Header::values(rules, n), &data).unwrap();
+    let levels = Levels::open(&dir, Some(rules)).unwrap();
+    let out = temp("classes-many-unproven");
+    std::fs::create_dir_all(&out).unwrap();
+    for keep in [3, 50] {
+        let want = DepthPass::open(&levels, n, &out, u64::MAX)
+            .unwrap()
+            .run(false, keep, &Silent)
+            .unwrap();
+        let got = ClassPass::open(&levels, n, &out, 1)
+            .unwrap()
+            .run(false, keep, &Silent)
+            .unwrap();
+        assert!(got.unproven > 0 && got.examples.len() == keep);
+        same_report(&got, &want, &format!("keep {keep}"));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(out);
 }
