@@ -34,7 +34,7 @@
 //!  RAM: 2 bits a position          disk: level-NN.dwave-KKKK, one file per wave k
 //!  +-------+------------------+    +--------------------------------------------------+
 //!  | 0 open| no depth yet     |    | per chunk of 2^20 positions, in chunk order: the |
-//!  | 1 new | depth k+1, found |    | offsets of the positions at depth k (the seed-   |
+//!  | 3 new | depth k+1, found |    | offsets of the positions at depth k (the seed-   |
 //!  |       | by wave k        |    | record format of the two-bit builder)            |
 //!  | 2 done| depth ≤ k        |    +--------------------------------------------------+
 //!  +-------+------------------+    level-NN.dresume: where the pass stands
@@ -68,21 +68,40 @@
 //! below 15 seeds (a second or so a level) only wave 0 ends in a checkpoint, and a kill in the
 //! waves loses the level's waves.
 //!
+//! # The class pass
+//!
+//! [`DepthPass`] reads the level's values table at random (wave 0's parents, a loser's
+//! children, each wave entry's predecessors): fast while the table sits in the page cache,
+//! and thousands of times slower once it does not (level 24 in 0.5 bytes of memory per
+//! position, page cache included: 16 hours instead of a minute). [`ClassPass`] computes the
+//! same table and report from the same 2 bits a position with no random read of any file:
+//! the values are read once, in order, into one list per value class ±v, and each class is
+//! then searched on its own, its codes standing for "won by v", "lost by v", new and done
+//! (see `depth/classes.rs`). It has no value check of its own: `verify --prove` and `depth
+//! --check` run the streamed check ([`crate::verify::verify_level_streamed`]) before it.
+//! [`depth_algorithm`] picks the pass: `AWARI_DEPTH=classes` or `waves`, else the class pass
+//! where the level's values (a byte a position) and the pass's memory exceed the memory
+//! available.
+//!
 //! # Files
 //!
 //! This file holds the pass's types and its driver ([`DepthPass::open`], [`DepthPass::run`]);
 //! the rest, one concept a file, in `depth/`: `budget` (the memory, disk and I/O a pass
 //! needs), `wave_zero` (the capture bitmaps and the depth-0 positions), `check` (the value
-//! check of wave 0), `waves` (the waves' propagation), `table` (the wave files merged into
-//! the table), `work_files` and `checkpoint` (the pass's files on disk, and resuming), and
-//! `database` (`awari-solver depth`: the passes over a database, and how the tables are
-//! stored). The wave files' records are encoded by `crate::seed_records`.
+//! check of wave 0), `wave_state` (the 2-bit states and the block map, shared with the class
+//! pass), `waves` (the waves' propagation), `table` (the wave files merged into the table),
+//! `work_files` and `checkpoint` (the pass's files on disk, and resuming), `classes` (the
+//! class pass, [`ClassPass`], with its own files in `depth/classes/`) and `database`
+//! (`awari-solver depth`: the passes over a database, which pass a level gets, and how the
+//! tables are stored). The wave files' records are encoded by `crate::seed_records`.
 
 mod budget;
 mod check;
 mod checkpoint;
+mod classes;
 mod database;
 mod table;
+mod wave_state;
 mod wave_zero;
 mod waves;
 mod work_files;
@@ -90,8 +109,10 @@ mod work_files;
 pub use budget::{
     disk_needed, exit_bucket, memory_needed, memory_used, work_io, WAVE_BYTES_PER_POSITION,
 };
+pub use classes::{class_bucket, class_memory, ClassPass};
 pub use database::{
-    add_depth_tables, compute_depth, store_depth, DepthForm, LevelDepth, PLAIN_DEPTH_UP_TO,
+    add_depth_tables, compute_depth, depth_algorithm, store_depth, DepthAlgorithm, DepthForm,
+    LevelDepth, PLAIN_DEPTH_UP_TO,
 };
 pub use work_files::{remove_work_files, resume_path};
 
@@ -104,8 +125,8 @@ use awari_db::{Board, DbError, Level, Levels, Rules, Table, TableError};
 
 use crate::exits::{CaptureStream, ExitsStats};
 use crate::progress::Progress;
-use crate::state::StateArray;
 use crate::sys;
+use wave_state::WaveState;
 use work_files::wave_path;
 
 /// Positions per chunk: the unit of the wave records (as the two-bit builder's).
@@ -217,7 +238,9 @@ pub struct DepthReport {
     pub seconds: f64,
     /// Its exits phase (wave 0), over all runs.
     pub exits: ExitsStats,
-    /// Where this run resumed: `Some(None)` in wave 0, `Some(Some(k))` after wave k.
+    /// Where this run resumed: `Some(None)` in wave 0, `Some(Some(k))` after wave k (a
+    /// [`ClassPass`]: in its class lists, after wave k of the class in progress, 0 between
+    /// classes).
     pub resumed: Option<Option<u32>>,
     /// Bytes of wave files written (this run).
     pub wave_bytes: u64,
@@ -297,8 +320,7 @@ pub struct DepthPass<'a> {
     /// Where the work files (and the table, when written) go.
     out: PathBuf,
     bucket: u64,
-    state: Option<StateArray<AtomicU64>>,
-    blocks: Vec<AtomicU64>,
+    state: Option<WaveState>,
     stage: Stage,
     carried: Carried,
     started: Instant,
@@ -334,9 +356,6 @@ impl<'a> DepthPass<'a> {
         let rules = levels.rules();
         let stream = CaptureStream::new(n, rules, levels)?;
         let level = Level::new(n);
-        let blocks = (0..level.size().div_ceil(BLOCK * 64))
-            .map(|_| AtomicU64::new(0))
-            .collect();
         let mut pass = DepthPass {
             level,
             rules,
@@ -345,7 +364,6 @@ impl<'a> DepthPass<'a> {
             out: out.to_path_buf(),
             bucket: bucket.clamp(1, level.size().max(1)).div_ceil(CHUNK) * CHUNK,
             state: None,
-            blocks,
             stage: Stage::Seeds { done: 0, bytes: 0 },
             carried: Carried::default(),
             started: Instant::now(),
@@ -415,8 +433,7 @@ impl<'a> DepthPass<'a> {
         let Stage::Waves { complete } = self.stage else {
             unreachable!("wave 0 is done")
         };
-        let state = StateArray::new(self.level.size().div_ceil(PER_WORD) as usize)
-            .map_err(DepthError::Alloc)?;
+        let state = WaveState::new(self.level.size()).map_err(DepthError::Alloc)?;
         self.state = Some(state);
         progress.phase("waves", self.level.size());
         let mut histogram = Vec::new();

@@ -27,7 +27,13 @@ pub(crate) fn encode_seeds(chunk: u32, seeds: &[(u32, bool)]) -> Vec<u8> {
 /// body), `prev` the last offset in it (−1 to start with): the incremental [`encode_seeds`].
 #[inline]
 pub(crate) fn push_seed(out: &mut Vec<u8>, prev: &mut i64, k: u32) {
-    let mut x = ((i64::from(k) - *prev) as u64) << 1;
+    push_flagged_seed(out, prev, k, false);
+}
+
+/// [`push_seed`] with its flag (the class lists of a depth pass: "depth 0").
+#[inline]
+pub(crate) fn push_flagged_seed(out: &mut Vec<u8>, prev: &mut i64, k: u32, flag: bool) {
+    let mut x = ((i64::from(k) - *prev) as u64) << 1 | u64::from(flag);
     *prev = i64::from(k);
     while x >= 0x80 {
         out.push(x as u8 | 0x80);

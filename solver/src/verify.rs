@@ -437,6 +437,10 @@ pub fn verify_level(
 /// [`crate::depth`]) that recomputes every entry from its children in its stream of the lower
 /// levels and computes every depth; the level is proven when no entry differs and every won
 /// or lost position has a depth.
+///
+/// Where the level's values do not fit in the page cache ([`crate::depth::depth_algorithm`]),
+/// the value check is [`verify_level_streamed`] instead (its checksum included), and a
+/// [`crate::depth::ClassPass`] gives the proof: neither reads a file at random.
 fn prove_level(
     levels: &Levels,
     n: u32,
@@ -444,6 +448,9 @@ fn prove_level(
     progress: &dyn Progress,
 ) -> Result<LevelVerdict, DbError> {
     let table = levels.require(n)?;
+    if crate::depth::depth_algorithm(n, options.memory) == crate::depth::DepthAlgorithm::Classes {
+        return prove_level_by_classes(levels, n, options, progress);
+    }
     let mut verdict = LevelVerdict {
         level: n,
         checksum: table.verify().err(),
@@ -456,28 +463,14 @@ fn prove_level(
     if verdict.checksum.is_some() {
         return Ok(verdict);
     }
-    let work = options.work.as_deref().unwrap_or(levels.dir());
-    // `--work DIR` is made if missing, as `depth --out` makes its directory.
-    std::fs::create_dir_all(work).map_err(|source| {
-        DbError::Table(TableError::Io {
-            path: work.to_path_buf(),
-            source,
-        })
-    })?;
+    let work = work_dir(levels, options)?;
     let bucket = crate::depth::exit_bucket(n, options.memory);
     let report = crate::depth::DepthPass::open(levels, n, work, bucket)
         .and_then(|p| {
             p.check_values(options.keep)
                 .run(false, options.keep, progress)
         })
-        .map_err(|e| match e {
-            crate::depth::DepthError::Db(e) => e,
-            crate::depth::DepthError::Table(e) => DbError::Table(e),
-            other => DbError::Table(TableError::Io {
-                path: work.to_path_buf(),
-                source: std::io::Error::other(other.to_string()),
-            }),
-        })?;
+        .map_err(|e| depth_error(e, work))?;
     verdict.failures = report.inconsistent;
     verdict.examples = report
         .inconsistent_examples
@@ -497,6 +490,60 @@ fn prove_level(
         examples: report.examples,
     });
     Ok(verdict)
+}
+
+/// [`prove_level`] with the streamed value check and a [`crate::depth::ClassPass`].
+fn prove_level_by_classes(
+    levels: &Levels,
+    n: u32,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> Result<LevelVerdict, DbError> {
+    let bucket = streamed_bucket(n, options.memory);
+    let mut verdict = verify_level_streamed(levels, n, options.keep, bucket, progress)?;
+    if verdict.checksum.is_some() {
+        return Ok(verdict);
+    }
+    let work = work_dir(levels, options)?;
+    let bucket = crate::depth::class_bucket(n, options.memory);
+    let report = crate::depth::ClassPass::open(levels, n, work, bucket)
+        .and_then(|p| p.run(false, options.keep, progress))
+        .map_err(|e| depth_error(e, work))?;
+    verdict.passes += report.exits.passes;
+    verdict.proof = Some(Proof {
+        max_depth: report.max_depth,
+        unproven: report.unproven,
+        examples: report.examples,
+    });
+    Ok(verdict)
+}
+
+/// Where `verify --prove`'s depth pass keeps its work files, made if missing (as `depth
+/// --out` makes its directory).
+fn work_dir<'a>(
+    levels: &'a Levels,
+    options: &'a VerifyOptions,
+) -> Result<&'a std::path::Path, DbError> {
+    let work = options.work.as_deref().unwrap_or(levels.dir());
+    std::fs::create_dir_all(work).map_err(|source| {
+        DbError::Table(TableError::Io {
+            path: work.to_path_buf(),
+            source,
+        })
+    })?;
+    Ok(work)
+}
+
+/// A depth pass's error as `verify`'s.
+fn depth_error(e: crate::depth::DepthError, work: &std::path::Path) -> DbError {
+    match e {
+        crate::depth::DepthError::Db(e) => e,
+        crate::depth::DepthError::Table(e) => DbError::Table(e),
+        other => DbError::Table(TableError::Io {
+            path: work.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        }),
+    }
 }
 
 /// Positions per work item of the streamed check's compare pass.

@@ -7,12 +7,40 @@ use std::time::Instant;
 
 use awari_db::{depth_path, level_size, DbError, Levels, Table, TableError};
 
-use super::{exit_bucket, DepthError, DepthPass, DepthReport};
+use super::{class_bucket, exit_bucket, ClassPass, DepthError, DepthPass, DepthReport};
 use crate::progress::Progress;
 use crate::sys;
 
+/// Which depth pass a level gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DepthAlgorithm {
+    /// [`DepthPass`]: all classes at once, the level's values read at random (fast while they
+    /// sit in the page cache).
+    Waves,
+    /// [`ClassPass`]: one value class at a time, the level's values read in order.
+    Classes,
+}
+
+/// The depth pass for level `n` within `memory` bytes: `AWARI_DEPTH=classes` or `waves` if
+/// set; else [`DepthAlgorithm::Classes`] where the level's plain values (a byte a position)
+/// and the pass's memory exceed the memory available (`MemAvailable`, the page cache that
+/// can be reclaimed included), so that the old pass's random reads would miss the cache.
+pub fn depth_algorithm(n: u32, memory: Option<u64>) -> DepthAlgorithm {
+    match std::env::var("AWARI_DEPTH").as_deref() {
+        Ok("classes") => return DepthAlgorithm::Classes,
+        Ok("waves") => return DepthAlgorithm::Waves,
+        _ => {}
+    }
+    let needed = level_size(n) + super::memory_used(n, memory);
+    match sys::memory_available() {
+        Some(available) if needed > available => DepthAlgorithm::Classes,
+        _ => DepthAlgorithm::Waves,
+    }
+}
+
 /// Compute the depth table of level `n` of `levels` into `out` within `memory` bytes (`None`:
-/// no limit), resuming a killed pass; see [`DepthPass`].
+/// no limit), resuming a killed pass; see [`DepthPass`] and [`ClassPass`] (which one:
+/// [`depth_algorithm`]).
 pub fn compute_depth(
     levels: &Levels,
     n: u32,
@@ -22,8 +50,14 @@ pub fn compute_depth(
     keep: usize,
     progress: &dyn Progress,
 ) -> Result<DepthReport, DepthError> {
-    let bucket = exit_bucket(n, memory);
-    DepthPass::open(levels, n, out, bucket)?.run(write, keep, progress)
+    match depth_algorithm(n, memory) {
+        DepthAlgorithm::Waves => {
+            DepthPass::open(levels, n, out, exit_bucket(n, memory))?.run(write, keep, progress)
+        }
+        DepthAlgorithm::Classes => {
+            ClassPass::open(levels, n, out, class_bucket(n, memory))?.run(write, keep, progress)
+        }
+    }
 }
 
 /// Levels up to this many seeds keep plain depth tables under [`DepthForm::Auto`] (small,
@@ -182,9 +216,20 @@ pub fn add_depth_tables(
         let start = Instant::now();
         let peak = sys::AnonPeak::start();
         progress.level(n, level_size(n));
-        let pass = DepthPass::open(&levels, n, &dir, exit_bucket(n, memory))?;
-        let pass = if check { pass.check_values(10) } else { pass };
-        let report = pass.run(true, 10, progress)?;
+        let report = match depth_algorithm(n, memory) {
+            DepthAlgorithm::Waves => {
+                let pass = DepthPass::open(&levels, n, &dir, exit_bucket(n, memory))?;
+                let pass = if check { pass.check_values(10) } else { pass };
+                pass.run(true, 10, progress)?
+            }
+            DepthAlgorithm::Classes => {
+                if check {
+                    check_streamed(&levels, n, memory, progress)?;
+                }
+                ClassPass::open(&levels, n, &dir, class_bucket(n, memory))?
+                    .run(true, 10, progress)?
+            }
+        };
         let (table, table_bytes) = store_depth(&mut levels, n, form, progress)?;
         let r = LevelDepth {
             level: n,
@@ -199,6 +244,33 @@ pub fn add_depth_tables(
         done.push(r);
     }
     Ok(done)
+}
+
+/// The value check of `depth --check` before a [`ClassPass`], which has none of its own: the
+/// streamed check ([`crate::verify::verify_level_streamed`], reads in order only); a wrong
+/// entry is [`DepthError::Inconsistent`], a bad checksum its error.
+fn check_streamed(
+    levels: &Levels,
+    n: u32,
+    memory: Option<u64>,
+    progress: &dyn Progress,
+) -> Result<(), DepthError> {
+    let bucket = crate::verify::streamed_bucket(n, memory);
+    let v = crate::verify::verify_level_streamed(levels, n, 10, bucket, progress)?;
+    if let Some(e) = v.checksum {
+        return Err(e.into());
+    }
+    if v.failures > 0 {
+        let first = v.examples.first().map_or_else(String::new, |m| {
+            format!("index {} board {}: {}", m.index, m.board, m.what)
+        });
+        return Err(DepthError::Inconsistent {
+            level: n,
+            count: v.failures,
+            first,
+        });
+    }
+    Ok(())
 }
 
 /// Link every values table of `source` into `out` (created if missing) where `out` has none.

@@ -19,10 +19,26 @@ pub(super) fn wave_path(dir: &Path, n: u32, k: u32) -> PathBuf {
     dir.join(format!("level-{n:02}.dwave-{k:04}"))
 }
 
-/// Remove the work files of level `n`'s depth pass in `dir`.
+/// Remove the work files of level `n`'s depth pass in `dir`, of either pass: the
+/// checkpoints, the wave files, and a class pass's class lists and class wave files.
 pub fn remove_work_files(dir: &Path, n: u32) {
-    let _ = std::fs::remove_file(resume_path(dir, n));
-    let _ = std::fs::remove_file(tmp_path(&resume_path(dir, n)));
+    use super::classes::{class_resume_path, class_wave_path, list_path};
+    for p in [resume_path(dir, n), class_resume_path(dir, n)] {
+        let _ = std::fs::remove_file(tmp_path(&p));
+        let _ = std::fs::remove_file(p);
+    }
+    for v in 1..=128u8 {
+        for won in [true, false] {
+            let _ = std::fs::remove_file(list_path(dir, n, v, won));
+        }
+        // Wave 0 of a class exists whenever a later one does.
+        if class_wave_path(dir, n, v, true, 0).exists()
+            || class_wave_path(dir, n, v, false, 0).exists()
+            || class_wave_path(dir, n, v, true, 1).exists()
+        {
+            super::classes::remove_waves(dir, n, v);
+        }
+    }
     for k in 0.. {
         let p = wave_path(dir, n, k);
         let _ = std::fs::remove_file(tmp_path(&p));

@@ -6,6 +6,7 @@
 mod common;
 mod compare;
 mod depth;
+mod depth_classes;
 mod determinism;
 mod distributed;
 mod levels_to_20;

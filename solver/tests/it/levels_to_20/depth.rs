@@ -61,3 +61,32 @@ fn compact_depths_equal_the_in_memory_waves_to_20() {
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
+
+/// The class pass ([`awari_solver::depth::ClassPass`]) gives the same tables, byte for byte,
+/// as the in-memory builder on the same levels (with phase 1 in several buckets on the odd
+/// levels).
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn class_pass_depths_equal_the_in_memory_waves_to_20() {
+    for rules in Rules::ALL {
+        let dir = reference(rules);
+        let levels = Levels::open(dir, Some(rules)).unwrap();
+        let out = temp(&format!("classes-{rules}"));
+        std::fs::create_dir_all(&out).unwrap();
+        for n in (0..=top_of(rules)).filter(|&n| level_exists(n)) {
+            let bucket = if n % 2 == 1 { 1 } else { u64::MAX };
+            let r = awari_solver::depth::ClassPass::open(&levels, n, &out, bucket)
+                .unwrap()
+                .run(true, 4, &Silent)
+                .unwrap();
+            assert_eq!(r.unproven, 0, "{rules} level {n}");
+            assert!(
+                std::fs::read(depth_path(&out, n)).unwrap()
+                    == std::fs::read(depth_path(&in_memory_depths(dir), n)).unwrap(),
+                "{rules} level {n}"
+            );
+            std::fs::remove_file(depth_path(&out, n)).unwrap();
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

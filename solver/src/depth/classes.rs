@@ -1,0 +1,323 @@
+//! [`ClassPass`]: the depth pass that reads the level's values only in index order, a peer of
+//! [`DepthPass`](super::DepthPass) for levels whose values do not fit in the page cache.
+//!
+//! [`DepthPass`](super::DepthPass) reads the level's values table at random (the parent's value of each capture,
+//! a loser's children, each wave entry's predecessors): fast while the table sits in the page
+//! cache, hopeless once it does not. This pass gets the same depths, byte for byte, from the
+//! same 2 bits of RAM per position, and reads the values once, in order.
+//!
+//! A quiet child `c` of `p` is value-optimal exactly when `value(c) = −value(p)`, so
+//! value-optimal moves only join positions of the same |value| = v, and each *value class*
+//! ±v is a breadth-first search of its own. The pass runs them one at a time, v = 1, 2, …;
+//! within a class the 2-bit codes stand for:
+//!
+//! ```text
+//!  RAM: 2 bits a position (see `wave_state`)      disk (in the output directory)
+//!  +--------------+---------------------------+   +-----------------------------------+
+//!  | 0 open, won  | value +v, no depth yet    |   | level-NN.dclass+VV, dclass-VV:    |
+//!  | 1 open, lost | value −v, no depth yet    |   |   the class's won (flag: depth 0) |
+//!  | 3 new        | depth k+1, found by wave k|   |   and lost positions (phase 1)    |
+//!  | 2 done       | depth ≤ k, or not of the  |   | level-NN.dwave+VV-KKKK, -VV-KKKK: |
+//!  |              | class (draws, other v)    |   |   its won and lost ones at depth K|
+//!  +--------------+---------------------------+   | level-NN.dclasses: the checkpoint |
+//!                                                 +-----------------------------------+
+//! ```
+//!
+//! so every question the old pass asked of the values table is a code lookup in RAM.
+//!
+//! 1. **The class lists** (`lists`), in exit buckets of the level (1 byte per position of a
+//!    bucket, as the two-bit builder's exits phase), each followed by a checkpoint: each
+//!    position's exit byte (the forward pass: terminal value or none; the lower levels
+//!    streamed and un-captured with an atomic maximum: its best capture), then the bucket's
+//!    stored values read in order, and every won or lost position appended to its class's
+//!    list (seed records, see `crate::seed_records`); a won one is flagged *depth 0* when its
+//!    exit byte equals its value. Draws go nowhere.
+//! 2. **Each class v** (`search`): every state set to done, the lists read back (won → open
+//!    won, lost → open lost). Wave 0: a lost position none of whose quiet children is open
+//!    won (no won position is done yet: "no quiet child of the opposite value"), and every
+//!    flagged won one. Then waves k = 0, 1, … in two halves, which is what lets *new* carry
+//!    no sign:
+//!    - half 1: every won entry of wave k un-moved into its predecessors; an open lost one
+//!      becomes new if none of its quiet children is open won (all its value-optimal
+//!      children have depth ≤ k: the only new positions now are lost, and won ones of depth
+//!      k+1 are still open, so they fail the test as the old pass's *new* ones do). The new
+//!      ones are written, done, as the lost part of wave k+1;
+//!    - half 2: every lost entry of wave k un-moved; an open won predecessor becomes new.
+//!      They are written, done, as the won part of wave k+1.
+//!
+//!    The class ends at an empty wave; its positions still open have no finite depth
+//!    (unproven).
+//! 3. **The table** (`table`): depth = the wave number in the class (draws and depth-0
+//!    positions: 0); all the wave files merged in index order, window by window of chunks,
+//!    each file reopened at its remembered offset, so that thousands of them are never open
+//!    at once.
+//!
+//! **Resuming** (`checkpoint`): after each bucket of phase 1 (the lists cut back to the
+//! lengths recorded), after each class, and, from level 15 on, after each wave (the class's
+//! states rebuilt from its lists and its wave files).
+//!
+//! Memory: the state (0.25 bytes per position), the block map and a fixed part; phase 1
+//! holds its bucket's exit bytes instead (see [`class_bucket`]). Disk: the class lists and the
+//! wave files, each about a byte per won or lost position at most. Reads: the lower levels
+//! once per bucket, the values once, the lists once per class, each wave file twice (its half,
+//! and the table).
+
+mod checkpoint;
+mod lists;
+mod search;
+mod table;
+
+pub(super) use checkpoint::class_resume_path;
+pub(super) use lists::list_path;
+pub use lists::{class_bucket, class_memory};
+pub(super) use search::{class_wave_path, remove_waves};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+use awari_db::{Level, Levels, Rules, Table};
+
+use super::wave_state::WaveState;
+use super::waves::DURABLE_WAVES_FROM;
+use super::{remove_work_files, DepthError, DepthReport, Unproven};
+use crate::exits::{CaptureStream, ExitsStats};
+use crate::progress::Progress;
+use crate::sys;
+
+/// Class lists a level can have: won and lost for every |value| 1..=128 (a corrupt byte may
+/// hold any i8; a true one at most the level's seeds).
+const LISTS: usize = 256;
+
+/// Where a class pass stands, as its checkpoint records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClassStage {
+    /// Phase 1: the class lists hold the positions `0..done`.
+    Lists { done: u64 },
+    /// Classes 1..=`done` are complete.
+    Classes { done: u8 },
+    /// Classes below `class` are complete, and waves 0..=`complete` of `class`.
+    Wave { class: u8, complete: u32 },
+}
+
+/// What carried over from earlier runs.
+#[derive(Clone, Copy, Debug, Default)]
+struct ClassCarried {
+    seconds: f64,
+    exits_seconds: f64,
+    exits_read: u64,
+    passes: u32,
+    resumes: u32,
+    /// Drawn positions of the buckets done.
+    draws: u64,
+}
+
+/// The class-by-class depth pass of one level (see the module documentation).
+pub struct ClassPass<'a> {
+    level: Level,
+    rules: Rules,
+    table: &'a Table,
+    stream: CaptureStream<'a>,
+    /// Where the work files (and the table, when written) go.
+    out: PathBuf,
+    bucket: u64,
+    stage: ClassStage,
+    /// Bytes of each class list (index: see `lists::list_index`).
+    lists: Vec<u64>,
+    carried: ClassCarried,
+    /// Positions per depth over the waves written (index 0 unused until the end).
+    histogram: Vec<u64>,
+    /// Open positions left by the classes done, and the first of them by index.
+    unproven: u64,
+    examples: Vec<Unproven>,
+    state: Option<WaveState>,
+    started: Instant,
+    resumed: Option<Option<u32>>,
+    wave_bytes: AtomicU64,
+}
+
+impl<'a> ClassPass<'a> {
+    /// Prepare the class pass of level `n` of `levels` (which must hold it and its lower
+    /// levels), its work files in `out`, phase 1 in buckets of `bucket` positions (see
+    /// [`class_bucket`]); it resumes from a checkpoint in `out` if there is a valid one.
+    pub fn open(
+        levels: &'a Levels,
+        n: u32,
+        out: &Path,
+        bucket: u64,
+    ) -> Result<ClassPass<'a>, DepthError> {
+        let table = levels.require(n)?;
+        if table.is_probe_form() {
+            return Err(DepthError::ProbeForm {
+                path: table.path().to_path_buf(),
+                seeds: n,
+            });
+        }
+        let rules = levels.rules();
+        let stream = CaptureStream::new(n, rules, levels)?;
+        let level = Level::new(n);
+        let mut pass = ClassPass {
+            level,
+            rules,
+            table,
+            stream,
+            out: out.to_path_buf(),
+            bucket: bucket.clamp(1, level.size().max(1)).div_ceil(super::CHUNK) * super::CHUNK,
+            stage: ClassStage::Lists { done: 0 },
+            lists: vec![0; LISTS],
+            carried: ClassCarried::default(),
+            histogram: vec![0],
+            unproven: 0,
+            examples: Vec::new(),
+            state: None,
+            started: Instant::now(),
+            resumed: None,
+            wave_bytes: AtomicU64::new(0),
+        };
+        match pass.read_checkpoint() {
+            Ok(true) => {
+                pass.carried.resumes += 1;
+                pass.resumed = Some(match pass.stage {
+                    ClassStage::Lists { .. } => None,
+                    ClassStage::Classes { .. } => Some(0),
+                    ClassStage::Wave { complete, .. } => Some(complete),
+                });
+                pass.cut_lists()?;
+            }
+            Ok(false) => remove_work_files(out, n),
+            Err(why) => {
+                eprintln!("level {n}: depth pass starting afresh: {why}");
+                remove_work_files(out, n);
+                pass.stage = ClassStage::Lists { done: 0 };
+                pass.lists = vec![0; LISTS];
+                pass.carried = ClassCarried::default();
+                pass.histogram = vec![0];
+                pass.unproven = 0;
+                pass.examples.clear();
+            }
+        }
+        Ok(pass)
+    }
+
+    /// Run the pass to its end, as [`DepthPass::run`] without the value check: the same
+    /// report, and with `write` the same table (only when every won or lost position has a
+    /// depth: else [`DepthError::Unproven`]). The work files are removed at the end.
+    pub fn run(
+        mut self,
+        write: bool,
+        keep: usize,
+        progress: &dyn Progress,
+    ) -> Result<DepthReport, DepthError> {
+        let n = self.level.seeds();
+        let size = self.level.size();
+        if let ClassStage::Lists { done } = self.stage {
+            let t = Instant::now();
+            let read0 = sys::read_bytes();
+            let passes = self.class_lists(done, progress)?;
+            self.carried.exits_seconds += t.elapsed().as_secs_f64();
+            if let (Some(a), Some(b)) = (read0, sys::read_bytes()) {
+                self.carried.exits_read += b.saturating_sub(a);
+            }
+            self.carried.passes += passes;
+            self.stage = ClassStage::Classes { done: 0 };
+            self.write_checkpoint()?;
+        }
+        let timings = std::env::var_os("AWARI_TIMINGS").is_some();
+        if timings {
+            eprintln!(
+                "level {n} depth (classes): lists done at {:.2} s",
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+        self.state = Some(WaveState::new(size).map_err(DepthError::Alloc)?);
+        progress.phase("classes", size - self.carried.draws);
+        for v in 1..=(LISTS / 2) as u8 {
+            if self.lists[lists::list_index(v, true)] == 0
+                && self.lists[lists::list_index(v, false)] == 0
+            {
+                continue;
+            }
+            let from = match self.stage {
+                ClassStage::Classes { done } if v <= done => continue,
+                ClassStage::Wave { class, .. } if v < class => continue,
+                ClassStage::Wave { class, complete } if v == class => Some(complete),
+                _ => None,
+            };
+            progress.message(&format!("class {v}"));
+            self.search_class(v, from, keep, progress)?;
+            self.stage = ClassStage::Classes { done: v };
+            self.write_checkpoint()?;
+            // Its lists are needed no more, nor its waves when no table is written.
+            for won in [true, false] {
+                let _ = std::fs::remove_file(lists::list_path(&self.out, n, v, won));
+                if !write {
+                    search::remove_waves(&self.out, n, v);
+                }
+            }
+            if timings {
+                eprintln!(
+                    "level {n} depth (classes): class {v} done at {:.2} s",
+                    self.started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        self.state = None;
+        let max_depth = (self.histogram.len() - 1) as u16;
+        let deeper: u64 = self.histogram[1..].iter().sum();
+        let unproven = self.unproven;
+        let mut histogram = self.histogram.clone();
+        histogram[0] = size - deeper - unproven;
+        let mut table = None;
+        if write && unproven == 0 {
+            progress.phase("write", size);
+            table = Some(self.write_table(max_depth, progress)?);
+        }
+        remove_work_files(&self.out, n);
+        if write && unproven > 0 {
+            let first = &self.examples[0];
+            return Err(DepthError::Unproven {
+                level: n,
+                count: unproven,
+                index: first.index,
+                board: first.board,
+                value: first.value,
+            });
+        }
+        let mut examples = self.examples;
+        examples.truncate(keep.max(1));
+        Ok(DepthReport {
+            level: n,
+            max_depth,
+            histogram,
+            draws: self.carried.draws,
+            unproven,
+            examples,
+            seconds: self.carried.seconds + self.started.elapsed().as_secs_f64(),
+            exits: ExitsStats {
+                seconds: self.carried.exits_seconds,
+                bytes_read: Some(self.carried.exits_read),
+                lower_bytes: self.stream.positions(),
+                passes: self.carried.passes,
+            },
+            resumed: self.resumed,
+            wave_bytes: self.wave_bytes.load(Relaxed),
+            inconsistent: 0,
+            inconsistent_examples: Vec::new(),
+            table,
+        })
+    }
+
+    /// Whether each wave is a checkpoint: from level 15 on (see [`DepthPass`](super::DepthPass)'s waves).
+    fn durable_waves(&self) -> bool {
+        self.level.size() >= DURABLE_WAVES_FROM
+    }
+
+    /// Fold a class's open positions into the report's: their count, and the first `keep`
+    /// of all by index.
+    fn add_unproven(&mut self, count: u64, mut found: Vec<Unproven>, keep: usize) {
+        self.unproven += count;
+        self.examples.append(&mut found);
+        self.examples.sort_by_key(|u| u.index);
+        self.examples.truncate(keep.max(1));
+    }
+}

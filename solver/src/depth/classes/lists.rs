@@ -1,0 +1,328 @@
+//! Phase 1 of a class pass, the class lists: in buckets of the level, each position's exit
+//! byte computed as the two-bit builder's exits phase does (the forward pass, then the lower
+//! levels streamed and un-captured with an atomic maximum), the bucket's stored values read in
+//! index order, and every won or lost position appended to the list of its class (one file
+//! per class and sign: `level-NN.dclass+VV`, `level-NN.dclass-VV`), a checkpoint after each
+//! bucket.
+//!
+//! A won position's record flag says *depth 0*: its exit byte equals its value (it is
+//! terminal with that value, or its best capture achieves it). For a consistent table a
+//! capture never exceeds the value, so "a capture achieves v" is "the best capture is v";
+//! a table where a capture exceeds a value, or a terminal position's stored value is not its
+//! terminal value, is wrong, and the value check (`verify_level_streamed`, run before this
+//! pass by `verify --prove` and `depth --check`), not this pass, rejects it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
+
+use awari_db::{level_size, Access, QuietMoves, TableError};
+use rayon::prelude::*;
+
+use super::super::CHUNK;
+use super::{ClassPass, ClassStage, LISTS};
+use crate::exits::forward;
+use crate::lowmem::LowMemoryBuilder;
+use crate::progress::Progress;
+use crate::seed_records::{finish_record, push_flagged_seed};
+use crate::state::StateArray;
+
+/// Fixed memory of phase 1 besides its bucket (the records of a group of chunks, about 1.5
+/// bytes a position of 2 chunks per thread; the list writers' buffers; the pool), as the
+/// depth pass's.
+const FIXED: u64 = 32 << 20;
+/// The most buckets (passes over the lower levels) phase 1 makes.
+const MAX_PASSES: u64 = 16;
+/// Buffer of each list file being appended to.
+const LIST_BUFFER: usize = 64 << 10;
+
+/// Positions per bucket of a class pass's phase 1 within `budget` bytes (`None`: the whole
+/// level): one exit byte per position, in whole chunks, what the fixed part leaves of the
+/// budget, at least 1/16 of the level (as the two-bit builder sizes its exit buckets).
+pub fn class_bucket(n: u32, budget: Option<u64>) -> u64 {
+    let size = level_size(n);
+    let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
+    let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
+    let left = budget.map_or(whole, |b| b.saturating_sub(FIXED));
+    (left / CHUNK * CHUNK).clamp(min, whole)
+}
+
+/// RAM a class pass of level `n` uses with buckets of `bucket` positions: the larger of
+/// phase 1 (the bucket's exit bytes) and the classes (the state, as [`super::super::memory_needed`]).
+pub fn class_memory(n: u32, bucket: u64) -> u64 {
+    super::super::memory_needed(n).max(bucket.min(level_size(n)) + FIXED)
+}
+
+/// The index of the list of class `v` (1..=128), won or lost.
+pub(super) fn list_index(v: u8, won: bool) -> usize {
+    2 * (usize::from(v) - 1) + usize::from(!won)
+}
+
+/// The list of class `v`, won or lost, of level `n`'s pass in `dir`.
+pub(crate) fn list_path(dir: &Path, n: u32, v: u8, won: bool) -> PathBuf {
+    let sign = if won { '+' } else { '-' };
+    dir.join(format!("level-{n:02}.dclass{sign}{v:02}"))
+}
+
+/// One chunk's class-list records (list index, record), in list order, and its draws.
+pub(super) type ChunkLists = (Vec<(usize, Vec<u8>)>, u64);
+
+/// The class-list records of one chunk (`chunk`), its positions' exit bytes `exit(j)` and
+/// stored values `values[j]`: (list index, record) in list order, and the draws.
+pub(super) fn classify(chunk: u32, exit: impl Fn(usize) -> i8, values: &[u8]) -> ChunkLists {
+    let mut lists: Vec<Option<(Vec<u8>, i64)>> = (0..LISTS).map(|_| None).collect();
+    let mut draws = 0;
+    for (j, &b) in values.iter().enumerate() {
+        let v = b as i8;
+        if v == 0 {
+            draws += 1;
+            continue;
+        }
+        let won = v > 0;
+        let x = list_index(v.unsigned_abs(), won);
+        let (out, prev) = lists[x].get_or_insert_with(|| (vec![0u8; 8], -1));
+        push_flagged_seed(out, prev, j as u32, won && exit(j) == v);
+    }
+    let records = lists
+        .into_iter()
+        .enumerate()
+        .filter_map(|(x, l)| {
+            l.map(|(mut out, _)| {
+                finish_record(&mut out, chunk);
+                (x, out)
+            })
+        })
+        .collect();
+    (records, draws)
+}
+
+impl ClassPass<'_> {
+    /// Phase 1 from position `done` on, bucket by bucket, each followed by a checkpoint;
+    /// returns the buckets made.
+    pub(super) fn class_lists(
+        &mut self,
+        done: u64,
+        progress: &dyn Progress,
+    ) -> Result<u32, TableError> {
+        let size = self.level.size();
+        let buckets: Vec<(u64, u64)> = (done..size)
+            .step_by(self.bucket as usize)
+            .map(|s| (s, (s + self.bucket).min(size)))
+            .collect();
+        progress.phase(
+            "exits",
+            2 * (size - done) + buckets.len() as u64 * self.stream.positions(),
+        );
+        let map: StateArray<AtomicI8> =
+            StateArray::new(self.bucket.min(size) as usize).map_err(|source| TableError::Io {
+                path: self.out.clone(),
+                source,
+            })?;
+        for &(lo, hi) in &buckets {
+            // Every byte is set by the forward pass.
+            let exits = &map.words()[..(hi - lo) as usize];
+            let (level, rules) = (self.level, self.rules);
+            exits
+                .par_chunks(CHUNK as usize)
+                .enumerate()
+                .for_each(|(k, part)| {
+                    let start = lo + k as u64 * CHUNK;
+                    let mut counter = QuietMoves::new();
+                    for (e, board) in part
+                        .iter()
+                        .zip(level.boards(start..start + part.len() as u64))
+                    {
+                        e.store(forward(&board, rules, &mut counter).0, Relaxed);
+                    }
+                    progress.advance(part.len() as u64);
+                });
+            self.stream.run(
+                lo..hi,
+                |batch| {
+                    for &(q, exit) in batch {
+                        LowMemoryBuilder::raise(exits, lo, q, exit);
+                    }
+                },
+                progress,
+            )?;
+            self.write_lists(lo, exits, progress)?;
+            self.stage = ClassStage::Lists { done: hi };
+            if hi < size {
+                self.write_checkpoint().map_err(|e| match e {
+                    super::DepthError::Table(e) => e,
+                    other => TableError::Io {
+                        path: self.out.clone(),
+                        source: std::io::Error::other(other.to_string()),
+                    },
+                })?;
+            }
+        }
+        Ok(buckets.len() as u32)
+    }
+
+    /// Read the stored values of the bucket starting at `lo` in order, a group of chunks in
+    /// parallel at a time, and append its won and lost positions to the class lists (synced
+    /// at the end); the draws are counted.
+    fn write_lists(
+        &mut self,
+        lo: u64,
+        exits: &[AtomicI8],
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        self.table.advise(Access::Sequential);
+        let r = self.append_lists(lo, exits, progress);
+        self.table.advise(Access::Normal);
+        r
+    }
+
+    /// [`ClassPass::write_lists`], the table advised.
+    fn append_lists(
+        &mut self,
+        lo: u64,
+        exits: &[AtomicI8],
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        let n = self.level.seeds();
+        let mut writers: Vec<Option<BufWriter<File>>> = (0..LISTS).map(|_| None).collect();
+        let group = CHUNK as usize * 2 * rayon::current_num_threads();
+        let table = self.table;
+        for (g, part) in exits.chunks(group).enumerate() {
+            let first = lo + (g * group) as u64;
+            let done: Vec<Result<ChunkLists, TableError>> = part
+                .par_chunks(CHUNK as usize)
+                .enumerate()
+                .map(|(k, chunk)| {
+                    let start = first + k as u64 * CHUNK;
+                    let mut buf = Vec::new();
+                    let values = table.read(start..start + chunk.len() as u64, &mut buf)?;
+                    let r = classify((start / CHUNK) as u32, |j| chunk[j].load(Relaxed), values);
+                    progress.advance(chunk.len() as u64);
+                    Ok(r)
+                })
+                .collect();
+            for r in done {
+                let (records, draws) = r?;
+                self.carried.draws += draws;
+                for (x, record) in records {
+                    let w = match &mut writers[x] {
+                        Some(w) => w,
+                        slot => {
+                            let path = list_path(&self.out, n, (x / 2 + 1) as u8, x % 2 == 0);
+                            slot.insert(open_at(&path, self.lists[x])?)
+                        }
+                    };
+                    w.write_all(&record).map_err(|source| TableError::Io {
+                        path: self.out.clone(),
+                        source,
+                    })?;
+                    self.lists[x] += record.len() as u64;
+                }
+            }
+        }
+        for w in writers.into_iter().flatten() {
+            let io = |source| TableError::Io {
+                path: self.out.clone(),
+                source,
+            };
+            let f = w.into_inner().map_err(|e| io(e.into_error()))?;
+            f.sync_data().map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Cut every class list back to the length the checkpoint records (a resumed pass: a
+    /// killed bucket may have appended more), removing the empty ones.
+    pub(super) fn cut_lists(&self) -> Result<(), TableError> {
+        let n = self.level.seeds();
+        for x in 0..LISTS {
+            let path = list_path(&self.out, n, (x / 2 + 1) as u8, x % 2 == 0);
+            if self.lists[x] == 0 {
+                let _ = std::fs::remove_file(&path);
+            } else if let Ok(f) = OpenOptions::new().write(true).open(&path) {
+                f.set_len(self.lists[x])
+                    .map_err(|source| TableError::Io { path, source })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A list file opened for appending at `len` bytes (cut there).
+fn open_at(path: &Path, len: u64) -> Result<BufWriter<File>, TableError> {
+    let io = |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    f.set_len(len).map_err(io)?;
+    f.seek(SeekFrom::Start(len)).map_err(io)?;
+    Ok(BufWriter::with_capacity(LIST_BUFFER, f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed_records::decode_seeds;
+
+    #[test]
+    fn classify_sorts_positions_into_class_lists() {
+        let values: Vec<u8> = [0i8, 3, -3, 1, -1, 3, 0, -2, 2, 48, -128]
+            .iter()
+            .map(|&v| v as u8)
+            .collect();
+        // Exit bytes: 3 at offset 1 (depth 0), a lower one at 5, terminal 1 at 3, a capture
+        // of 2 at the loser 7 (losers are never flagged), none elsewhere.
+        let exits = [0i8, 3, -128, 1, -128, 2, -128, -2, -128, 48, -128];
+        let (records, draws) = classify(9, |j| exits[j], &values);
+        assert_eq!(draws, 2);
+        type Decoded = (usize, u32, Vec<(u32, bool)>);
+        let got: Vec<Decoded> = records
+            .iter()
+            .map(|(x, r)| {
+                let chunk = u32::from_le_bytes(r[0..4].try_into().unwrap());
+                let len = u32::from_le_bytes(r[4..8].try_into().unwrap()) as usize;
+                assert_eq!(len, r.len() - 8);
+                (*x, chunk, decode_seeds(&r[8..]))
+            })
+            .collect();
+        let want = vec![
+            (list_index(1, true), 9, vec![(3, true)]),
+            (list_index(1, false), 9, vec![(4, false)]),
+            (list_index(2, true), 9, vec![(8, false)]),
+            (list_index(2, false), 9, vec![(7, false)]),
+            (list_index(3, true), 9, vec![(1, true), (5, false)]),
+            (list_index(3, false), 9, vec![(2, false)]),
+            (list_index(48, true), 9, vec![(9, true)]),
+            (list_index(128, false), 9, vec![(10, false)]),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn list_indices_and_names_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        let dir = Path::new("/x");
+        for v in 1..=128u8 {
+            for won in [true, false] {
+                let x = list_index(v, won);
+                assert!(x < LISTS && seen.insert(x));
+                let name = list_path(dir, 7, v, won);
+                assert_eq!(name.to_str().unwrap().len(), if v < 100 { 21 } else { 22 });
+            }
+        }
+        assert_eq!(
+            list_path(dir, 7, 3, true),
+            Path::new("/x/level-07.dclass+03")
+        );
+        assert_eq!(
+            list_path(dir, 7, 12, false),
+            Path::new("/x/level-07.dclass-12")
+        );
+    }
+}
