@@ -52,3 +52,28 @@ pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
     let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
     (left.saturating_mul(4) / CHUNK * CHUNK).clamp(min, whole)
 }
+
+/// Whether the depth pass of level `n`, given `memory` bytes, leaves room for the level's
+/// values (a byte a position) in `available` bytes: where it does not, its random reads of
+/// them would miss the page cache, and the class pass ([`crate::depth::ClassPass`]), which
+/// reads them in order, is chosen instead.
+pub fn values_fit(n: u32, memory: Option<u64>, available: u64) -> bool {
+    level_size(n) + memory_used(n, memory) <= available
+}
+
+/// Bytes per position of a class pass's lists (each won or lost position's offset in its
+/// class's list, delta-coded) and of its wave files (each position once, in the wave of its
+/// depth): about a byte each (wave files of 1.19 B/pos and lists of 1.1 at level 24).
+const CLASS_FILES_BYTES_PER_POSITION: f64 = 1.2;
+
+/// Sequential bytes `verify --prove` of level `n` reads and writes by classes with `passes`
+/// phase-1 buckets, as `plan` models it: per bucket the lower levels and the level's own
+/// values once (the captures and the quiet moves of the value check), the bucket's values
+/// twice (its class lists, its comparison); the lists and the wave files written once and read
+/// once. With the level's own values read again per bucket, this is more than the wave pass's
+/// [`work_io`], and it never reads at random.
+pub fn class_prove_io(n: u32, passes: u64) -> u64 {
+    let size = level_size(n);
+    let files = (size as f64 * CLASS_FILES_BYTES_PER_POSITION) as u64;
+    (crate::exits::lower_positions(n) + size) * passes + 2 * size + 4 * files
+}

@@ -31,9 +31,8 @@ pub fn depth_algorithm(n: u32, memory: Option<u64>) -> DepthAlgorithm {
         Ok("waves") => return DepthAlgorithm::Waves,
         _ => {}
     }
-    let needed = level_size(n) + super::memory_used(n, memory);
     match sys::memory_available() {
-        Some(available) if needed > available => DepthAlgorithm::Classes,
+        Some(available) if !super::values_fit(n, memory, available) => DepthAlgorithm::Classes,
         _ => DepthAlgorithm::Waves,
     }
 }

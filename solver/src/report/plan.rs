@@ -33,6 +33,11 @@ pub const DEFAULT_TWO_BIT_RATIO: f64 = 16.6 / 37.4;
 /// on the 16-core machine, 24.3 M positions/s with 16 threads, against 37.4 M/s building it.
 /// The plain depth pass costs about 1/1.28 of the proof, so this is pessimistic for it.
 pub const DEFAULT_DEPTH_RATIO: f64 = 24.3 / 37.4;
+/// `verify --prove` by value class as a fraction of the speed of the wave pass's proof, both
+/// on one machine: level 24 on the 2-core machine, 75.3 s by waves (uncapped) against 204.5 s
+/// by classes in a memory cgroup of 0.5 bytes per position, page cache counted (see
+/// docs/performance.md). `plan` scales the proof's rate by it.
+pub const CLASS_PROVE_RATIO: f64 = 75.3 / 204.5;
 /// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
 /// measurement; a fast NVMe drive does 2000 MB/s or more).
 pub const DEFAULT_BANDWIDTH: f64 = 500e6;
@@ -185,6 +190,31 @@ fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
     )
 }
 
+/// Seconds `verify --prove` of level `n` takes on machine `m`, I/O included, and whether it
+/// goes by value class: the wave pass (the value check in its wave 0) where the level's values
+/// fit in the memory beside it ([`crate::depth::values_fit`]), else the class pass with its
+/// folded value check, [`CLASS_PROVE_RATIO`] of the wave pass's speed, with its traffic
+/// ([`crate::depth::class_prove_io`]).
+fn prove_estimate(n: u32, m: &Machine) -> (f64, bool) {
+    let p = level_size(n);
+    let per_sec = m.rate * m.threads as f64 * m.verify_ratio;
+    let fits = m
+        .memory
+        .is_none_or(|memory| crate::depth::values_fit(n, Some(memory), memory));
+    if fits {
+        let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
+        let io = crate::depth::work_io(n, passes);
+        (p as f64 / per_sec + io as f64 / m.bandwidth, false)
+    } else {
+        let passes = p.div_ceil(crate::depth::class_bucket(n, m.memory));
+        let io = crate::depth::class_prove_io(n, passes);
+        (
+            p as f64 / (per_sec * CLASS_PROVE_RATIO) + io as f64 / m.bandwidth,
+            true,
+        )
+    }
+}
+
 /// Whether level `n` takes less time in the two-bit algorithm than in the low-memory one on
 /// machine `m`, compute and disk traffic counted (the auto mode's choice where both fit: the
 /// low-memory algorithm computes about twice as fast, the two-bit one moves a fraction of the
@@ -274,6 +304,7 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     let mut disk_new = 0u64; // of the levels not built yet
                              // `verify --prove` of every level planned: the depth pass with the proof.
     let mut prove_secs = 0f64;
+    let mut prove_classes = None;
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
         // Depth tables as stored by default: plain up to 20 seeds, compressed above.
@@ -288,9 +319,11 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         values_total += values_disk;
         depth_total += depth_disk;
         probe_total += probe_form_bytes(n);
-        let prove_passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
-        prove_secs += p as f64 / (per_sec * m.verify_ratio)
-            + crate::depth::work_io(n, prove_passes) as f64 / m.bandwidth;
+        let (secs, by_classes) = prove_estimate(n, m);
+        prove_secs += secs;
+        if by_classes {
+            prove_classes.get_or_insert(n);
+        }
         if m.built[n as usize] {
             s.push_str(&format!(
                 "{n:>5} {p:>16} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}  in the database\n",
@@ -416,8 +449,14 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     ));
     s.push_str(&assumptions(m));
     s.push_str(&format!(
-        "to prove: `verify --prove` of levels 0..{max} takes about {} more (the depth pass with the proof, its I/O included)\n",
-        duration(prove_secs)
+        "to prove: `verify --prove` of levels 0..{max} takes about {} more (the depth pass with the proof, its I/O included{})\n",
+        duration(prove_secs),
+        match prove_classes {
+            Some(from) => format!(
+                "; from level {from} on by value class: their values exceed the memory beside the pass, so they are read in order"
+            ),
+            None => String::new(),
+        }
     ));
     if m.compress {
         s.push_str(&format!(
@@ -568,6 +607,36 @@ mod tests {
         // Level 48 in two-bit mode: 0.25 bytes per position, under the 64 GiB.
         assert!(twobit::memory_needed(48, 16) <= 64 * g);
         assert!(twobit::memory_needed(48, 16) >= level_size(48) / 4);
+    }
+
+    /// The proof goes by value class from the first level whose values and the pass's
+    /// memory exceed the machine's (64 GB: level 42, 58.8 G positions and 14.7 GB of state),
+    /// and by waves below it and on a machine that holds every level's values.
+    #[test]
+    fn the_proof_goes_by_class_where_the_values_exceed_the_memory() {
+        let g = 1u64 << 30;
+        let prove_line = |memory: u64| {
+            let plan = render(48, &machine(memory, 4096 * g), false);
+            plan.lines()
+                .find(|l| l.starts_with("to prove:"))
+                .unwrap()
+                .to_string()
+        };
+        let desktop = prove_line(64 * g);
+        assert!(
+            desktop.contains("from level 42 on by value class"),
+            "{desktop}"
+        );
+        assert!(!prove_line(1024 * g).contains("value class"));
+        let m = machine(64 * g, 4096 * g);
+        assert!(!prove_estimate(41, &m).1 && prove_estimate(42, &m).1);
+        // By class the proof reads the lower levels and the level once per bucket, more than
+        // the wave pass moves, and takes longer per position.
+        let (waves, classes) = (
+            prove_estimate(42, &machine(1024 * g, 4096 * g)),
+            prove_estimate(42, &m),
+        );
+        assert!(classes.0 > waves.0, "{classes:?} {waves:?}");
     }
 
     #[test]
