@@ -77,8 +77,9 @@
 //! same table and report from the same 2 bits a position with no random read of any file:
 //! the values are read once, in order, into one list per value class ±v, and each class is
 //! then searched on its own, its codes standing for "won by v", "lost by v", new and done
-//! (see `depth/classes.rs`). It has no value check of its own: `verify --prove` and `depth
-//! --check` run the streamed check ([`crate::verify::verify_level_streamed`]) before it.
+//! (see `depth/classes.rs`). Its value check ([`ClassPass::check_values`], `verify --prove`
+//! and `depth --check`) is the streamed check's ([`crate::verify::verify_level_streamed`]),
+//! folded into its first phase.
 //! [`depth_algorithm`] picks the pass: `AWARI_DEPTH=classes` or `waves`, else the class pass
 //! where the level's values (a byte a position) and the pass's memory exceed the memory
 //! available.
@@ -187,6 +188,10 @@ pub enum DepthError {
         /// The first one found, described.
         first: String,
     },
+    /// With the value check of a [`ClassPass`]: the level's checksum failed (its entries
+    /// were checked all the same).
+    #[error("{}", .0.checksum)]
+    Checksum(Box<BadChecksum>),
     /// The level's values are in the probe form, which only a capture search resolves.
     #[error("{}: level {seeds} is in the probe form; compute depths from plain or self-contained compressed values", path.display())]
     ProbeForm {
@@ -195,6 +200,19 @@ pub enum DepthError {
         /// The level.
         seeds: u32,
     },
+}
+
+/// What the value check of a [`ClassPass`] found in a level whose checksum failed.
+#[derive(Debug)]
+pub struct BadChecksum {
+    /// The checksum's error.
+    pub checksum: TableError,
+    /// Entries that are not the best of their moves.
+    pub inconsistent: u64,
+    /// The first of them by index.
+    pub examples: Vec<Inconsistent>,
+    /// Buckets of the pass's phase 1 (over every run).
+    pub passes: u32,
 }
 
 /// A won or lost position without a finite depth.

@@ -439,8 +439,8 @@ pub fn verify_level(
 /// or lost position has a depth.
 ///
 /// Where the level's values do not fit in the page cache ([`crate::depth::depth_algorithm`]),
-/// the value check is [`verify_level_streamed`] instead (its checksum included), and a
-/// [`crate::depth::ClassPass`] gives the proof: neither reads a file at random.
+/// a [`crate::depth::ClassPass`] gives the proof, its phase 1 making the checks of
+/// [`verify_level_streamed`] (the checksum included): it reads no file at random.
 fn prove_level(
     levels: &Levels,
     n: u32,
@@ -492,24 +492,56 @@ fn prove_level(
     Ok(verdict)
 }
 
-/// [`prove_level`] with the streamed value check and a [`crate::depth::ClassPass`].
+/// [`prove_level`] by a [`crate::depth::ClassPass`] that checks the values too, in its
+/// phase 1 ([`crate::depth::ClassPass::check_values`]: the streamed check's steps, the lower
+/// levels streamed once per bucket for both).
 fn prove_level_by_classes(
     levels: &Levels,
     n: u32,
     options: &VerifyOptions,
     progress: &dyn Progress,
 ) -> Result<LevelVerdict, DbError> {
-    let bucket = streamed_bucket(n, options.memory);
-    let mut verdict = verify_level_streamed(levels, n, options.keep, bucket, progress)?;
-    if verdict.checksum.is_some() {
-        return Ok(verdict);
-    }
     let work = work_dir(levels, options)?;
     let bucket = crate::depth::class_bucket(n, options.memory);
-    let report = crate::depth::ClassPass::open(levels, n, work, bucket)
-        .and_then(|p| p.run(false, options.keep, progress))
-        .map_err(|e| depth_error(e, work))?;
-    verdict.passes += report.exits.passes;
+    let mismatches = |found: Vec<crate::depth::Inconsistent>| {
+        found
+            .into_iter()
+            .map(|m| Mismatch {
+                level: n,
+                index: m.index,
+                board: m.board,
+                what: m.what,
+            })
+            .collect()
+    };
+    let report = match crate::depth::ClassPass::open(levels, n, work, bucket).and_then(|p| {
+        p.check_values(options.keep)
+            .run(false, options.keep, progress)
+    }) {
+        Ok(report) => report,
+        // A bad checksum ends the pass after its value check, as it ends the streamed one.
+        Err(crate::depth::DepthError::Checksum(bad)) => {
+            return Ok(LevelVerdict {
+                level: n,
+                checksum: Some(bad.checksum),
+                failures: bad.inconsistent,
+                examples: mismatches(bad.examples),
+                depth_checked: false,
+                passes: bad.passes,
+                proof: None,
+            })
+        }
+        Err(e) => return Err(depth_error(e, work)),
+    };
+    let mut verdict = LevelVerdict {
+        level: n,
+        checksum: None,
+        failures: report.inconsistent,
+        examples: mismatches(report.inconsistent_examples),
+        depth_checked: false,
+        passes: report.exits.passes,
+        proof: None,
+    };
     verdict.proof = Some(Proof {
         max_depth: report.max_depth,
         unproven: report.unproven,
@@ -611,7 +643,7 @@ pub fn verify_level_streamed(
     let bucket = bucket.max(1);
     let passes = size.div_ceil(bucket).max(1);
     progress.phase("verify", passes * (stream.positions() + size) + size);
-    let examples = Mutex::new(Vec::new());
+    let mut examples = Vec::new();
     let mut failures = 0;
     let mut digests = Vec::new();
     for b in 0..passes {
@@ -626,119 +658,24 @@ pub fn verify_level_streamed(
                 source: e,
             })?;
         let words = acc.words();
-        let lo = range.start;
-        let raise = |batch: &[(u64, u8)]| {
-            for &(q, _) in batch {
-                crate::state::prefetch_line(&words[(q - lo) as usize]);
-            }
-            for &(q, code) in batch {
-                let a = &words[(q - lo) as usize];
-                if a.load(Relaxed) < code {
-                    a.fetch_max(code, Relaxed);
-                }
-            }
-        };
         // 1. Captures: the lower levels, un-captured.
         stream.run(
             range.clone(),
-            |batch| {
-                let mut coded = [(0u64, 0u8); 64];
-                for part in batch.chunks(coded.len()) {
-                    for (slot, &(q, exit)) in coded.iter_mut().zip(part) {
-                        *slot = (q, candidate_code(exit));
-                    }
-                    raise(&coded[..part.len()]);
-                }
-            },
+            |batch| raise_exits(words, range.start, batch),
             progress,
         )?;
         // 2. Non-capturing moves: the level itself, un-moved (its checksum on the first pass).
         table.advise(awari_db::Access::Sequential);
-        let unit = awari_db::table::CHECKSUM_CHUNK as u64;
-        let chunk_digests: Vec<u64> = (0..size.div_ceil(unit))
-            .into_par_iter()
-            .map(|k| -> Result<u64, TableError> {
-                let start = k * unit;
-                let end = (start + unit).min(size);
-                let mut buf = Vec::new();
-                let values = table.read(start..end, &mut buf)?;
-                let digest = if b == 0 && !table.is_raw() && !table.is_compressed() {
-                    awari_db::table::chunk_digest(values)
-                } else {
-                    0
-                };
-                // Un-moved in smaller pieces, so that small levels use every core too.
-                (start..end)
-                    .step_by(COMPARE_CHUNK as usize)
-                    .collect::<Vec<_>>()
-                    .into_par_iter()
-                    .for_each(|from| {
-                        let to = (from + COMPARE_CHUNK).min(end);
-                        let values = &values[(from - start) as usize..(to - start) as usize];
-                        let mut batch = Vec::with_capacity(RAISE_BATCH + 12);
-                        for (child, &v) in level.boards(from..to).zip(values) {
-                            let code = candidate_code(-(v as i8));
-                            child.for_each_ranked_predecessor(rules, &level, |q, _| {
-                                if range.contains(&q) {
-                                    batch.push((q, code));
-                                }
-                            });
-                            if batch.len() >= RAISE_BATCH {
-                                raise(&batch);
-                                batch.clear();
-                            }
-                        }
-                        raise(&batch);
-                        progress.advance(to - from);
-                    });
-                Ok(digest)
-            })
-            .collect::<Result<_, _>>()?;
+        let digest = b == 0 && !table.is_raw() && !table.is_compressed();
+        let chunk_digests =
+            unmove_level(table, level, rules, range.clone(), words, digest, progress)?;
         if b == 0 {
             digests = chunk_digests;
         }
         // 3. Compare the bucket's stored values with what its children say.
-        failures += range
-            .clone()
-            .step_by(COMPARE_CHUNK as usize)
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(|start| -> Result<u64, TableError> {
-                let end = (start + COMPARE_CHUNK).min(range.end);
-                let mut counter = awari_db::QuietMoves::new();
-                let mut bad = 0u64;
-                let mut buf = Vec::new();
-                let stored_values = table.read(start..end, &mut buf)?;
-                for (idx, board) in (start..end).zip(level.boards(start..end)) {
-                    let stored = stored_values[(idx - start) as usize] as i8;
-                    let code = words[(idx - lo) as usize].load(Relaxed);
-                    let what = match counter.count(&board, rules) {
-                        Err(t) if code != 0 => Some(format!(
-                            "terminal ({t}), but un-moving a child reached it (recomputed {})",
-                            decode(code)
-                        )),
-                        Err(t) if t != stored => {
-                            Some(format!("stored {stored}, recomputed {t} (terminal)"))
-                        }
-                        Err(_) => None,
-                        Ok(_) if code == 0 => Some(format!(
-                            "stored {stored}, but no child un-moves into it although it has moves"
-                        )),
-                        Ok(_) if decode(code) != stored => {
-                            Some(format!("stored {stored}, recomputed {}", decode(code)))
-                        }
-                        Ok(_) => None,
-                    };
-                    let Some(what) = what else { continue };
-                    bad += 1;
-                    keep_example(&examples, keep, n, idx, board, what);
-                }
-                progress.advance(end - start);
-                Ok(bad)
-            })
-            .collect::<Result<Vec<u64>, _>>()?
-            .iter()
-            .sum::<u64>();
+        let (bad, found) = compare_values(table, level, rules, range, words, keep, progress)?;
+        failures += bad;
+        examples = merge_examples(examples, found, keep);
         table.advise(awari_db::Access::Normal);
     }
     if table.is_compressed() {
@@ -746,7 +683,7 @@ pub fn verify_level_streamed(
             level: n,
             checksum: table.verify().err(),
             failures,
-            examples: sorted(examples),
+            examples,
             depth_checked: false,
             passes: passes as u32,
             proof: None,
@@ -760,8 +697,6 @@ pub fn verify_level_streamed(
             expected: table.header().checksum,
             got,
         });
-    let mut examples = examples.into_inner().expect("examples lock");
-    examples.sort_by_key(|m| m.index);
     Ok(LevelVerdict {
         level: n,
         checksum,
@@ -773,21 +708,189 @@ pub fn verify_level_streamed(
     })
 }
 
-fn sorted(examples: Mutex<Vec<Mismatch>>) -> Vec<Mismatch> {
-    let mut examples = examples.into_inner().expect("examples lock");
-    examples.sort_by_key(|m| m.index);
-    examples
+/// The top bit of an accumulator: kept by [`raise_codes`] (a class pass's mark of a terminal
+/// position, see `crate::depth::ClassPass`); the streamed check leaves it clear.
+pub(crate) const TERMINAL_MARK: u8 = 0x80;
+
+/// Raise the accumulators `words` (of the positions from `lo`) to the codes of `batch`
+/// (position, [`candidate_code`]): an atomic maximum of the low 7 bits, the top bit kept.
+#[inline]
+pub(crate) fn raise_codes(words: &[AtomicU8], lo: u64, batch: &[(u64, u8)]) {
+    for &(q, _) in batch {
+        crate::state::prefetch_line(&words[(q - lo) as usize]);
+    }
+    for &(q, code) in batch {
+        let a = &words[(q - lo) as usize];
+        let now = a.load(Relaxed);
+        // The top bit never changes while codes are raised, so the maximum with it set
+        // as `now` has it is the maximum of the codes.
+        let want = (now & TERMINAL_MARK) | code;
+        if now < want {
+            a.fetch_max(want, Relaxed);
+        }
+    }
+}
+
+/// [`raise_codes`] for a batch of the capture stream (position, exit value).
+pub(crate) fn raise_exits(words: &[AtomicU8], lo: u64, batch: &[(u64, i8)]) {
+    let mut coded = [(0u64, 0u8); 64];
+    for part in batch.chunks(coded.len()) {
+        for (slot, &(q, exit)) in coded.iter_mut().zip(part) {
+            *slot = (q, candidate_code(exit));
+        }
+        raise_codes(words, lo, &coded[..part.len()]);
+    }
+}
+
+/// Step 2 of the streamed check: the whole level's stored values read in order, chunk by
+/// chunk, and every child un-moved into its non-capturing predecessors that lie in `range`,
+/// raising their accumulators (`words`, from `range.start`) to `−value(child)`. Returns the
+/// digests of the table's checksum chunks when `digests` (else none).
+pub(crate) fn unmove_level(
+    table: &Table,
+    level: Level,
+    rules: awari_db::Rules,
+    range: std::ops::Range<u64>,
+    words: &[AtomicU8],
+    digests: bool,
+    progress: &dyn Progress,
+) -> Result<Vec<u64>, TableError> {
+    let size = level.size();
+    let unit = awari_db::table::CHECKSUM_CHUNK as u64;
+    let chunk_digests: Vec<u64> = (0..size.div_ceil(unit))
+        .into_par_iter()
+        .map(|k| -> Result<u64, TableError> {
+            let start = k * unit;
+            let end = (start + unit).min(size);
+            let mut buf = Vec::new();
+            let values = table.read(start..end, &mut buf)?;
+            let digest = if digests {
+                awari_db::table::chunk_digest(values)
+            } else {
+                0
+            };
+            // Un-moved in smaller pieces, so that small levels use every core too.
+            (start..end)
+                .step_by(COMPARE_CHUNK as usize)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .for_each(|from| {
+                    let to = (from + COMPARE_CHUNK).min(end);
+                    let values = &values[(from - start) as usize..(to - start) as usize];
+                    let mut batch = Vec::with_capacity(RAISE_BATCH + 12);
+                    for (child, &v) in level.boards(from..to).zip(values) {
+                        let code = candidate_code(-(v as i8));
+                        child.for_each_ranked_predecessor(rules, &level, |q, _| {
+                            if range.contains(&q) {
+                                batch.push((q, code));
+                            }
+                        });
+                        if batch.len() >= RAISE_BATCH {
+                            raise_codes(words, range.start, &batch);
+                            batch.clear();
+                        }
+                    }
+                    raise_codes(words, range.start, &batch);
+                    progress.advance(to - from);
+                });
+            Ok(digest)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(if digests { chunk_digests } else { Vec::new() })
+}
+
+/// Step 3 of the streamed check: the stored values of `range` read in order and compared
+/// with their accumulators (`words`, from `range.start`; the low 7 bits): a terminal
+/// position must hold its terminal value and have no child un-moved into it, any other the
+/// best its moves gave. Returns the failures and the first `keep` of them by index.
+pub(crate) fn compare_values(
+    table: &Table,
+    level: Level,
+    rules: awari_db::Rules,
+    range: std::ops::Range<u64>,
+    words: &[AtomicU8],
+    keep: usize,
+    progress: &dyn Progress,
+) -> Result<(u64, Vec<Mismatch>), TableError> {
+    let n = level.seeds();
+    let lo = range.start;
+    let parts = range
+        .clone()
+        .step_by(COMPARE_CHUNK as usize)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|start| -> Result<(u64, Vec<Mismatch>), TableError> {
+            let end = (start + COMPARE_CHUNK).min(range.end);
+            let mut counter = awari_db::QuietMoves::new();
+            let mut bad = 0u64;
+            let mut found = Vec::new();
+            let mut buf = Vec::new();
+            let stored_values = table.read(start..end, &mut buf)?;
+            for (idx, board) in (start..end).zip(level.boards(start..end)) {
+                let stored = stored_values[(idx - start) as usize] as i8;
+                let code = words[(idx - lo) as usize].load(Relaxed) & !TERMINAL_MARK;
+                let what = match counter.count(&board, rules) {
+                    Err(t) if code != 0 => Some(format!(
+                        "terminal ({t}), but un-moving a child reached it (recomputed {})",
+                        decode(code)
+                    )),
+                    Err(t) if t != stored => {
+                        Some(format!("stored {stored}, recomputed {t} (terminal)"))
+                    }
+                    Err(_) => None,
+                    Ok(_) if code == 0 => Some(format!(
+                        "stored {stored}, but no child un-moves into it although it has moves"
+                    )),
+                    Ok(_) if decode(code) != stored => {
+                        Some(format!("stored {stored}, recomputed {}", decode(code)))
+                    }
+                    Ok(_) => None,
+                };
+                let Some(what) = what else { continue };
+                bad += 1;
+                if found.len() < keep {
+                    found.push(Mismatch {
+                        level: n,
+                        index: idx,
+                        board,
+                        what,
+                    });
+                }
+            }
+            progress.advance(end - start);
+            Ok((bad, found))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut failures = 0;
+    let mut examples = Vec::new();
+    for (bad, found) in parts {
+        failures += bad;
+        examples = merge_examples(examples, found, keep);
+    }
+    Ok((failures, examples))
+}
+
+/// The first `keep` by index of two lists of failures.
+pub(crate) fn merge_examples(
+    mut a: Vec<Mismatch>,
+    mut b: Vec<Mismatch>,
+    keep: usize,
+) -> Vec<Mismatch> {
+    a.append(&mut b);
+    a.sort_by_key(|m| m.index);
+    a.truncate(keep);
+    a
 }
 
 /// The accumulator code of a candidate value: 0 is "no candidate yet", and larger codes are
 /// larger values (a corrupt stored byte is clamped, so it cannot wrap).
 #[inline]
-fn candidate_code(value: i8) -> u8 {
+pub(crate) fn candidate_code(value: i8) -> u8 {
     (value.clamp(-63, 63) + 64) as u8
 }
 
 /// The value of a non-zero accumulator code.
 #[inline]
-fn decode(code: u8) -> i8 {
+pub(crate) fn decode(code: u8) -> i8 {
     code as i8 - 64
 }

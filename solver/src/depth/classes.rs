@@ -31,7 +31,10 @@
 //!    streamed and un-captured with an atomic maximum: its best capture), then the bucket's
 //!    stored values read in order, and every won or lost position appended to its class's
 //!    list (seed records, see `crate::seed_records`); a won one is flagged *depth 0* when its
-//!    exit byte equals its value. Draws go nowhere.
+//!    exit byte equals its value. Draws go nowhere. With the value check
+//!    ([`ClassPass::check_values`]), the bucket then goes on as the streamed check of
+//!    `verify` does: the level's own values streamed and un-moved into it, folded into the
+//!    same bytes, and its stored values compared with them (and the table's checksum).
 //! 2. **Each class v** (`search`): every state set to done, the lists read back (won → open
 //!    won, lost → open lost). Wave 0: a lost position none of whose quiet children is open
 //!    won (no won position is done yet: "no quiet child of the opposite value"), and every
@@ -59,8 +62,8 @@
 //! Memory: the state (0.25 bytes per position), the block map and a fixed part; phase 1
 //! holds its bucket's exit bytes instead (see [`class_bucket`]). Disk: the class lists and the
 //! wave files, each about a byte per won or lost position at most. Reads: the lower levels
-//! once per bucket, the values once, the lists once per class, each wave file twice (its half,
-//! and the table).
+//! once per bucket, the values once (with the check: once more per bucket, and the bucket's
+//! values again), the lists once per class, each wave file twice (its half, and the table).
 
 mod checkpoint;
 mod lists;
@@ -76,11 +79,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use awari_db::{Level, Levels, Rules, Table};
+use awari_db::{Level, Levels, Rules, Table, TableError};
 
 use super::wave_state::WaveState;
 use super::waves::DURABLE_WAVES_FROM;
-use super::{remove_work_files, DepthError, DepthReport, Unproven};
+use super::{remove_work_files, BadChecksum, DepthError, DepthReport, Inconsistent, Unproven};
 use crate::exits::{CaptureStream, ExitsStats};
 use crate::progress::Progress;
 use crate::sys;
@@ -110,6 +113,12 @@ struct ClassCarried {
     resumes: u32,
     /// Drawn positions of the buckets done.
     draws: u64,
+    /// Whether phase 1 checked the values ([`ClassPass::check_values`]) in the buckets done.
+    checked: bool,
+    /// With the check: wrong entries in the buckets done.
+    mismatches: u64,
+    /// With the check of a plain table: the checksum of its data (computed in bucket 0).
+    checksum: Option<u64>,
 }
 
 /// The class-by-class depth pass of one level (see the module documentation).
@@ -134,6 +143,10 @@ pub struct ClassPass<'a> {
     started: Instant,
     resumed: Option<Option<u32>>,
     wave_bytes: AtomicU64,
+    /// With [`ClassPass::check_values`]: how many wrong entries to keep.
+    check: Option<usize>,
+    /// The first wrong entries by index, of the buckets done.
+    mismatch_examples: Vec<Inconsistent>,
 }
 
 impl<'a> ClassPass<'a> {
@@ -173,6 +186,8 @@ impl<'a> ClassPass<'a> {
             started: Instant::now(),
             resumed: None,
             wave_bytes: AtomicU64::new(0),
+            check: None,
+            mismatch_examples: Vec::new(),
         };
         match pass.read_checkpoint() {
             Ok(true) => {
@@ -187,21 +202,49 @@ impl<'a> ClassPass<'a> {
             Ok(false) => remove_work_files(out, n),
             Err(why) => {
                 eprintln!("level {n}: depth pass starting afresh: {why}");
-                remove_work_files(out, n);
-                pass.stage = ClassStage::Lists { done: 0 };
-                pass.lists = vec![0; LISTS];
-                pass.carried = ClassCarried::default();
-                pass.histogram = vec![0];
-                pass.unproven = 0;
-                pass.examples.clear();
+                pass.start_afresh();
             }
         }
         Ok(pass)
     }
 
-    /// Run the pass to its end, as [`DepthPass::run`] without the value check: the same
-    /// report, and with `write` the same table (only when every won or lost position has a
-    /// depth: else [`DepthError::Unproven`]). The work files are removed at the end.
+    /// Forget what a checkpoint said, and its work files.
+    fn start_afresh(&mut self) {
+        remove_work_files(&self.out, self.level.seeds());
+        self.stage = ClassStage::Lists { done: 0 };
+        self.lists = vec![0; LISTS];
+        self.carried = ClassCarried::default();
+        self.histogram = vec![0];
+        self.unproven = 0;
+        self.examples.clear();
+        self.mismatch_examples.clear();
+        self.resumed = None;
+    }
+
+    /// Also check the values in phase 1, as the streamed check of `verify` does
+    /// ([`crate::verify::verify_level_streamed`], whose steps it shares): per bucket, after
+    /// its class lists, the level's own values streamed and un-moved into the bucket's
+    /// positions, and each stored value compared with the best of its moves; the table's
+    /// checksum too. The first `keep` wrong entries by index are kept (see
+    /// [`DepthReport::inconsistent`]); a bad checksum ends the pass after phase 1 with
+    /// [`DepthError::Checksum`]. A checkpoint made without the check is not resumed.
+    pub fn check_values(mut self, keep: usize) -> Self {
+        if self.resumed.is_some() && !self.carried.checked {
+            eprintln!(
+                "level {}: depth pass starting afresh: its checkpoint did not check the values",
+                self.level.seeds()
+            );
+            self.start_afresh();
+        }
+        self.check = Some(keep);
+        self.carried.checked = true;
+        self
+    }
+
+    /// Run the pass to its end, as [`DepthPass::run`]: the same report, and with `write` the
+    /// same table (only when every won or lost position has a depth: else
+    /// [`DepthError::Unproven`]; with the value check, when no entry is wrong: else
+    /// [`DepthError::Inconsistent`] after phase 1). The work files are removed at the end.
     pub fn run(
         mut self,
         write: bool,
@@ -219,6 +262,9 @@ impl<'a> ClassPass<'a> {
                 self.carried.exits_read += b.saturating_sub(a);
             }
             self.carried.passes += passes;
+            if self.check.is_some() {
+                self.end_check(write)?;
+            }
             self.stage = ClassStage::Classes { done: 0 };
             self.write_checkpoint()?;
         }
@@ -301,10 +347,53 @@ impl<'a> ClassPass<'a> {
             },
             resumed: self.resumed,
             wave_bytes: self.wave_bytes.load(Relaxed),
-            inconsistent: 0,
-            inconsistent_examples: Vec::new(),
+            inconsistent: self.carried.mismatches,
+            inconsistent_examples: self.mismatch_examples,
             table,
         })
+    }
+
+    /// The end of a checked phase 1: a bad checksum is [`DepthError::Checksum`] (the work
+    /// files removed), and with `write` a wrong entry [`DepthError::Inconsistent`].
+    fn end_check(&mut self, write: bool) -> Result<(), DepthError> {
+        let n = self.level.seeds();
+        let table = self.table;
+        let checksum = if table.is_compressed() {
+            table.verify().err()
+        } else if table.is_raw() {
+            None
+        } else {
+            let got = self
+                .carried
+                .checksum
+                .expect("bucket 0 computed the checksum");
+            (got != table.header().checksum).then(|| TableError::BadChecksum {
+                path: table.path().to_path_buf(),
+                expected: table.header().checksum,
+                got,
+            })
+        };
+        if let Some(checksum) = checksum {
+            remove_work_files(&self.out, n);
+            return Err(DepthError::Checksum(Box::new(BadChecksum {
+                checksum,
+                inconsistent: self.carried.mismatches,
+                examples: std::mem::take(&mut self.mismatch_examples),
+                passes: self.carried.passes,
+            })));
+        }
+        if write && self.carried.mismatches > 0 {
+            remove_work_files(&self.out, n);
+            return Err(DepthError::Inconsistent {
+                level: n,
+                count: self.carried.mismatches,
+                first: self.mismatch_examples.first().map_or_else(
+                    || "(found before a resume)".into(),
+                    |m| format!("index {} board {}: {}", m.index, m.board, m.what),
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Whether each wave is a checkpoint: from level 15 on (see [`DepthPass`](super::DepthPass)'s waves).

@@ -222,11 +222,13 @@ pub fn add_depth_tables(
                 pass.run(true, 10, progress)?
             }
             DepthAlgorithm::Classes => {
-                if check {
-                    check_streamed(&levels, n, memory, progress)?;
+                let pass = ClassPass::open(&levels, n, &dir, class_bucket(n, memory))?;
+                let pass = if check { pass.check_values(10) } else { pass };
+                match pass.run(true, 10, progress) {
+                    // A bad checksum is the table's error, as the streamed check's.
+                    Err(DepthError::Checksum(bad)) => return Err(bad.checksum.into()),
+                    r => r?,
                 }
-                ClassPass::open(&levels, n, &dir, class_bucket(n, memory))?
-                    .run(true, 10, progress)?
             }
         };
         let (table, table_bytes) = store_depth(&mut levels, n, form, progress)?;
@@ -243,33 +245,6 @@ pub fn add_depth_tables(
         done.push(r);
     }
     Ok(done)
-}
-
-/// The value check of `depth --check` before a [`ClassPass`], which has none of its own: the
-/// streamed check ([`crate::verify::verify_level_streamed`], reads in order only); a wrong
-/// entry is [`DepthError::Inconsistent`], a bad checksum its error.
-fn check_streamed(
-    levels: &Levels,
-    n: u32,
-    memory: Option<u64>,
-    progress: &dyn Progress,
-) -> Result<(), DepthError> {
-    let bucket = crate::verify::streamed_bucket(n, memory);
-    let v = crate::verify::verify_level_streamed(levels, n, 10, bucket, progress)?;
-    if let Some(e) = v.checksum {
-        return Err(e.into());
-    }
-    if v.failures > 0 {
-        let first = v.examples.first().map_or_else(String::new, |m| {
-            format!("index {} board {}: {}", m.index, m.board, m.what)
-        });
-        return Err(DepthError::Inconsistent {
-            level: n,
-            count: v.failures,
-            first,
-        });
-    }
-    Ok(())
 }
 
 /// Link every values table of `source` into `out` (created if missing) where `out` has none.

@@ -7,7 +7,9 @@
 //! unproven positions in a false table, and in a level of several chunks with many false
 //! entries; a `depth` run
 //! killed at several moments resumes to the same tables; `verify --prove` with
-//! `AWARI_DEPTH=classes` proves a true database and refuses a false or changed one.
+//! `AWARI_DEPTH=classes` proves a true database and refuses a false or changed one; the
+//! class pass's value check reports what the streamed check reports, and its failures
+//! survive a resume.
 
 use std::path::Path;
 
@@ -216,8 +218,8 @@ fn killed_class_passes_resume_to_the_same_tables() {
     }
 }
 
-/// `verify --prove` with `AWARI_DEPTH=classes` (the streamed value check, then the class
-/// pass) proves every level of a true database, and refuses a false cycle (naming a board of
+/// `verify --prove` with `AWARI_DEPTH=classes` (the class pass, its value check folded into
+/// its phase 1) proves every level of a true database, and refuses a false cycle (naming a board of
 /// it) and a changed value (naming it); `depth --check` refuses the changed value too.
 #[test]
 fn verify_prove_by_classes() {
@@ -364,4 +366,298 @@ fn many_unproven_positions_across_chunks() {
     }
     let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_dir_all(out);
+}
+
+/// The level-`n` lines of a `verify` report that say what failed: its FAILED lines (less the
+/// cost in parentheses, which names the method) and the examples below them.
+fn failure_lines(t: &str, n: u32) -> Vec<String> {
+    let head = format!("level {n:>2}: ");
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in t.lines() {
+        if let Some(rest) = line.strip_prefix(&head) {
+            inside = rest.starts_with("FAILED");
+            if inside {
+                let cut = [" (depth pass", " (streamed", " (lookup"]
+                    .iter()
+                    .filter_map(|c| line.find(c))
+                    .min()
+                    .unwrap_or(line.len());
+                out.push(line[..cut].to_string());
+            }
+        } else if inside && line.starts_with("  level ") {
+            out.push(line.to_string());
+        } else {
+            inside = false;
+        }
+    }
+    out
+}
+
+/// The failures of level `n` of `dir` reported by `verify --prove` by classes (in one bucket
+/// and in several) and by the streamed check, which must agree; and the count of the wave
+/// pass's check (`AWARI_DEPTH=waves`), which words them its own way.
+fn same_failures(dir: &Path, n: u32, what: &str) -> Vec<String> {
+    let stones = n.to_string();
+    let base = ["verify", "--db", s(dir), "--stones", &stones];
+    let run = |depth: &str, extra: &[&str]| {
+        let o = std::process::Command::new(BIN)
+            .env("AWARI_DEPTH", depth)
+            .args(base.iter().chain(extra))
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert!(!o.status.success(), "{what}: {t}");
+        t
+    };
+    let streamed = failure_lines(&run("classes", &["--method", "streamed"]), n);
+    assert!(
+        !streamed.is_empty(),
+        "{what}: the streamed check found nothing"
+    );
+    for extra in [&["--prove"][..], &["--prove", "--memory", "33M"]] {
+        let t = run("classes", extra);
+        assert!(!t.contains("proven:"), "{what}: {t}");
+        assert_eq!(failure_lines(&t, n), streamed, "{what} {extra:?}: {t}");
+    }
+    let waves = failure_lines(&run("waves", &["--prove"]), n);
+    assert_eq!(
+        waves.first(),
+        streamed.first(),
+        "{what}: the wave pass's count"
+    );
+    streamed
+}
+
+/// The value check of a class pass (`ClassPass::check_values`, folded into its phase 1): on
+/// true values of levels 0..12 (every rule set) `verify --prove` by classes proves every
+/// level, and `depth --check` writes the same tables as the wave pass (in one phase-1 bucket
+/// and in several); on changed values (one +1, a terminal position's, one lowered below a
+/// capture, a bad checksum) it reports what the streamed check reports.
+#[test]
+fn class_pass_checks_values() {
+    let top = 12;
+    for rules in Rules::ALL {
+        let dir = values_dir("check", rules, top);
+        let o = classes(&["verify", "--db", s(&dir), "--prove"]);
+        let t = text(&o);
+        assert!(o.status.success(), "{rules}: {t}");
+        for n in (0..=top).filter(|&n| level_exists(n)) {
+            assert!(t.contains(&format!("level {n:>2}: ok")), "{rules}: {t}");
+        }
+        // The tables of a checked class pass, several buckets or one, are the wave pass's.
+        let levels = Levels::open(&dir, Some(rules)).unwrap();
+        let waves = temp(&format!("classes-check-waves-{rules}"));
+        let checked = temp(&format!("classes-check-classes-{rules}"));
+        std::fs::create_dir_all(&waves).unwrap();
+        std::fs::create_dir_all(&checked).unwrap();
+        for n in (0..=top).filter(|&n| level_exists(n)) {
+            let want = DepthPass::open(&levels, n, &waves, u64::MAX)
+                .unwrap()
+                .check_values(4)
+                .run(true, 4, &Silent)
+                .unwrap();
+            let bucket = if n % 2 == 0 { 1 } else { u64::MAX };
+            let got = ClassPass::open(&levels, n, &checked, bucket)
+                .unwrap()
+                .check_values(4)
+                .run(true, 4, &Silent)
+                .unwrap();
+            let what = format!("{rules} level {n}");
+            same_report(&got, &want, &what);
+            assert_eq!((got.inconsistent, want.inconsistent), (0, 0), "{what}");
+            assert_eq!(
+                std::fs::read(depth_path(&checked, n)).unwrap(),
+                std::fs::read(depth_path(&waves, n)).unwrap(),
+                "{what}: the tables differ"
+            );
+            assert!(left_behind(&checked, n).is_empty(), "{what}");
+        }
+        for d in [waves, checked] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        // `depth --check` by classes writes them too.
+        let depth = temp(&format!("classes-check-depth-{rules}"));
+        common::copy_levels(&dir, &depth, 0..=top);
+        let o = classes(&["depth", "--db", s(&depth), "--check", "--memory", "33M"]);
+        assert!(o.status.success(), "{rules}: {}", text(&o));
+        let o = std::process::Command::new(BIN)
+            .env("AWARI_DEPTH", "waves")
+            .args(["depth", "--db", s(&dir)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{rules}: {}", text(&o));
+        for n in (0..=top).filter(|&n| level_exists(n)) {
+            assert!(
+                std::fs::read(depth_path(&depth, n)).unwrap()
+                    == std::fs::read(depth_path(&dir, n)).unwrap(),
+                "{rules} level {n}: depth --check by classes differs"
+            );
+            std::fs::remove_file(depth_path(&dir, n)).unwrap();
+        }
+        let _ = std::fs::remove_dir_all(depth);
+        if rules == Rules::Awari {
+            corrupted_values(&dir, rules, top);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Level `n` of `dir` changed four ways, each caught by `verify --prove` by classes as by the
+/// streamed check (the level restored after each).
+fn corrupted_values(dir: &Path, rules: Rules, n: u32) {
+    let path = awari_db::level_path(dir, n);
+    let file = std::fs::read(&path).unwrap();
+    let data = file[64..].to_vec();
+    let level = Level::new(n);
+    let levels = Levels::open(dir, Some(rules)).unwrap();
+    let write = |data: &[u8]| {
+        awari_db::write_table(&path, awari_db::Header::values(rules, n), data).unwrap()
+    };
+    // One value made +1.
+    let i = (0..level.size())
+        .find(|&i| (data[i as usize] as i8) > 0 && level.unrank(i).quiet_moves(rules).is_ok())
+        .unwrap();
+    let mut d = data.clone();
+    d[i as usize] = (d[i as usize] as i8 + 1) as u8;
+    write(&d);
+    let lines = same_failures(dir, n, "+1");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("index {i} board"))),
+        "{lines:?}"
+    );
+    // A terminal position's value.
+    let t = (0..level.size())
+        .find(|&i| level.unrank(i).quiet_moves(rules).is_err())
+        .unwrap();
+    let mut d = data.clone();
+    d[t as usize] = (d[t as usize] as i8 + 1) as u8;
+    write(&d);
+    let lines = same_failures(dir, n, "terminal");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("index {t} board")) && l.contains("(terminal)")),
+        "{lines:?}"
+    );
+    // A value lowered below one of its captures.
+    let (c, below) = (0..level.size())
+        .find_map(|i| {
+            let board = level.unrank(i);
+            board.legal_moves(rules).iter().find_map(|m| {
+                let got = m.captures as i8 - levels.value(&m.child).ok()?;
+                (m.captures > 0 && got == data[i as usize] as i8).then_some((i, got - 1))
+            })
+        })
+        .unwrap();
+    let mut d = data.clone();
+    d[c as usize] = below as u8;
+    write(&d);
+    let lines = same_failures(dir, n, "below a capture");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("index {c} board"))),
+        "{lines:?}"
+    );
+    // A bad checksum: the data changed behind the header's back.
+    let mut f = file.clone();
+    f[64 + i as usize] = (f[64 + i as usize] as i8 + 1) as u8;
+    std::fs::write(&path, &f).unwrap();
+    let lines = same_failures(dir, n, "checksum");
+    assert!(lines[0].contains("FAILED checksum"), "{lines:?}");
+    std::fs::write(&path, &file).unwrap();
+}
+
+/// A progress that stops the pass (a panic) three quarters into its phase 1.
+#[derive(Default)]
+struct StopInLists {
+    lists: std::sync::atomic::AtomicBool,
+    total: std::sync::atomic::AtomicU64,
+    seen: std::sync::atomic::AtomicU64,
+}
+
+impl awari_solver::Progress for StopInLists {
+    fn phase(&self, name: &str, total: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.lists.store(name == "exits", Relaxed);
+        self.total.store(total, Relaxed);
+        self.seen.store(0, Relaxed);
+    }
+    fn advance(&self, k: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let seen = self.seen.fetch_add(k, Relaxed) + k;
+        if self.lists.load(Relaxed) && seen > self.total.load(Relaxed) / 4 * 3 {
+            panic!("stopped in phase 1");
+        }
+    }
+}
+
+/// The wrong entries a checked class pass found before it was stopped survive its resume:
+/// the resumed pass reports the count and first ones of a pass never stopped.
+#[test]
+fn checked_class_pass_resumes_with_its_failures() {
+    let rules = Rules::Awari;
+    let n = 12;
+    let dir = values_dir("check-resume", rules, n);
+    let level = Level::new(n);
+    let path = awari_db::level_path(&dir, n);
+    let mut data = std::fs::read(&path).unwrap()[64..].to_vec();
+    // Wrong entries early (in the first bucket) and late.
+    let moving = |i: &u64| level.unrank(*i).quiet_moves(rules).is_ok();
+    let early = (0..level.size()).find(moving).unwrap();
+    let late = (0..level.size()).rev().find(moving).unwrap();
+    for i in [early, late] {
+        data[i as usize] = (data[i as usize] as i8 + 1) as u8;
+    }
+    awari_db::write_table(&path, awari_db::Header::values(rules, n), &data).unwrap();
+    let levels = Levels::open(&dir, Some(rules)).unwrap();
+    let once = temp("classes-check-once");
+    let twice = temp("classes-check-twice");
+    std::fs::create_dir_all(&once).unwrap();
+    std::fs::create_dir_all(&twice).unwrap();
+    let want = ClassPass::open(&levels, n, &once, 1)
+        .unwrap()
+        .check_values(5)
+        .run(false, 5, &Silent)
+        .unwrap();
+    assert!(want.inconsistent >= 2, "{}", want.inconsistent);
+    assert_eq!(want.inconsistent_examples[0].index, early);
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ClassPass::open(&levels, n, &twice, 1)
+            .unwrap()
+            .check_values(5)
+            .run(false, 5, &StopInLists::default())
+    }));
+    assert!(stopped.is_err(), "the pass was not stopped");
+    assert!(twice.join(format!("level-{n}.dclasses")).exists());
+    let got = ClassPass::open(&levels, n, &twice, 1)
+        .unwrap()
+        .check_values(5)
+        .run(false, 5, &Silent)
+        .unwrap();
+    assert_eq!(got.resumed, Some(None), "it resumed in phase 1");
+    assert_eq!(got.inconsistent, want.inconsistent);
+    assert_eq!(got.inconsistent_examples, want.inconsistent_examples);
+    same_report(&got, &want, "resumed");
+    // An unchecked checkpoint is not resumed by a checked pass.
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ClassPass::open(&levels, n, &twice, 1)
+            .unwrap()
+            .run(false, 5, &StopInLists::default())
+    }));
+    assert!(stopped.is_err(), "the pass was not stopped");
+    let got = ClassPass::open(&levels, n, &twice, 1)
+        .unwrap()
+        .check_values(5)
+        .run(false, 5, &Silent)
+        .unwrap();
+    assert_eq!(got.resumed, None, "it resumed an unchecked pass");
+    assert_eq!(got.inconsistent, want.inconsistent);
+    assert_eq!(got.inconsistent_examples, want.inconsistent_examples);
+    for d in [dir, once, twice] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -14,11 +14,17 @@ use awari_db::TableError;
 use super::lists::list_path;
 use super::search::class_wave_path;
 use super::{ClassCarried, ClassPass, ClassStage, LISTS};
-use crate::depth::{DepthError, Unproven};
+use crate::depth::{DepthError, Inconsistent, Unproven};
 
 const MAGIC: &[u8; 8] = b"AWARIDCL";
 /// Bytes before the list lengths.
-const HEAD: usize = 96;
+const HEAD: usize = 128;
+/// The format's version.
+const VERSION: u32 = 2;
+/// Flags (byte 108): phase 1 checks the values.
+const CHECKED: u8 = 1;
+/// Flags (byte 108): the checksum of the table's data is recorded.
+const CHECKSUM: u8 = 2;
 
 /// The checkpoint of level `n`'s class pass in `dir`.
 pub(crate) fn class_resume_path(dir: &Path, n: u32) -> PathBuf {
@@ -31,7 +37,7 @@ impl ClassPass<'_> {
     /// ```text
     /// offset      size  field
     ///      0         8  magic, b"AWARIDCL"
-    ///      8         4  version, u32 LE (1)
+    ///      8         4  version, u32 LE (2)
     ///     12         1  rule set code
     ///     13         1  stage: 0 lists, 1 classes, 2 a wave of a class
     ///     14         1  stage 1: the last complete class; stage 2: the class in progress
@@ -49,9 +55,17 @@ impl ClassPass<'_> {
     ///     80         8  unproven positions of the classes done, u64 LE
     ///     88         4  H: histogram entries, u32 LE
     ///     92         4  E: unproven examples kept, u32 LE
-    ///     96     8×256  bytes of each class list (won +1, lost −1, won +2, …), u64 LE
-    ///   2144       8×H  positions per depth (index 0 unused), u64 LE
+    ///     96         8  value check: wrong entries of the buckets done, u64 LE
+    ///    104         4  M: wrong entries kept, u32 LE
+    ///    108         1  flags: 1 the values are checked, 2 the checksum is recorded
+    ///    109         3  reserved
+    ///    112         8  value check of a plain table: its data's checksum (bucket 0), u64 LE
+    ///    120         8  reserved
+    ///    128     8×256  bytes of each class list (won +1, lost −1, won +2, …), u64 LE
+    ///   2176       8×H  positions per depth (index 0 unused), u64 LE
     ///      …      16×E  examples: index u64 LE, stored value i8, 7 reserved
+    ///      …         …  M wrong entries, by index: index u64 LE, L u32 LE, L bytes of
+    ///                   UTF-8 (what is wrong)
     ///      …         8  XXH3-64 of everything before
     /// ```
     pub(super) fn write_checkpoint(&self) -> Result<(), DepthError> {
@@ -60,7 +74,7 @@ impl ClassPass<'_> {
         let tmp = tmp_path(&path);
         let mut h = vec![0u8; HEAD];
         h[0..8].copy_from_slice(MAGIC);
-        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
         h[12] = self.rules.code();
         let (stage, class, listed, complete) = match self.stage {
             ClassStage::Lists { done } => (0, 0, done, 0),
@@ -83,6 +97,15 @@ impl ClassPass<'_> {
         h[80..88].copy_from_slice(&self.unproven.to_le_bytes());
         h[88..92].copy_from_slice(&(self.histogram.len() as u32).to_le_bytes());
         h[92..96].copy_from_slice(&(self.examples.len() as u32).to_le_bytes());
+        h[96..104].copy_from_slice(&self.carried.mismatches.to_le_bytes());
+        h[104..108].copy_from_slice(&(self.mismatch_examples.len() as u32).to_le_bytes());
+        h[108] = if self.carried.checked { CHECKED } else { 0 }
+            | if self.carried.checksum.is_some() {
+                CHECKSUM
+            } else {
+                0
+            };
+        h[112..120].copy_from_slice(&self.carried.checksum.unwrap_or(0).to_le_bytes());
         for &len in &self.lists {
             h.extend_from_slice(&len.to_le_bytes());
         }
@@ -93,6 +116,11 @@ impl ClassPass<'_> {
             h.extend_from_slice(&u.index.to_le_bytes());
             h.push(u.value as u8);
             h.extend_from_slice(&[0; 7]);
+        }
+        for m in &self.mismatch_examples {
+            h.extend_from_slice(&m.index.to_le_bytes());
+            h.extend_from_slice(&(m.what.len() as u32).to_le_bytes());
+            h.extend_from_slice(m.what.as_bytes());
         }
         let digest = xxhash_rust::xxh3::xxh3_64(&h);
         h.extend_from_slice(&digest.to_le_bytes());
@@ -129,13 +157,30 @@ impl ClassPass<'_> {
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
         let f64_at = |o: usize| f64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
         let (hist, ex) = (u32_at(88) as usize, u32_at(92) as usize);
-        let end = HEAD + 8 * LISTS + 8 * hist + 16 * ex;
-        if &h[0..8] != MAGIC
-            || u32_at(8) != 1
-            || h.len() != end + 8
-            || hist == 0
-            || xxhash_rust::xxh3::xxh3_64(&h[..end]) != u64_at(end)
-        {
+        if &h[0..8] != MAGIC || u32_at(8) != VERSION {
+            return bad("not a valid checkpoint of this version");
+        }
+        // The wrong entries kept, each of its own length.
+        let mut wrong = Vec::new();
+        let mut end = (HEAD + 8 * LISTS)
+            .saturating_add(8usize.saturating_mul(hist))
+            .saturating_add(16usize.saturating_mul(ex));
+        for _ in 0..u32_at(104) {
+            if end.saturating_add(12) > h.len() {
+                return bad("too short");
+            }
+            let len = u32_at(end + 8) as usize;
+            let text = end + 12;
+            if text.saturating_add(len) > h.len() {
+                return bad("too short");
+            }
+            let Ok(what) = std::str::from_utf8(&h[text..text + len]) else {
+                return bad("a wrong entry's text is not UTF-8");
+            };
+            wrong.push((u64_at(end), what.to_string()));
+            end = text + len;
+        }
+        if h.len() != end + 8 || hist == 0 || xxhash_rust::xxh3::xxh3_64(&h[..end]) != u64_at(end) {
             return bad("not a valid checkpoint of this version");
         }
         if h[12] != self.rules.code() || u32_at(16) != n || u64_at(24) != self.level.size() {
@@ -180,7 +225,9 @@ impl ClassPass<'_> {
         }
         let at = HEAD + 8 * LISTS;
         let first_example = at + 8 * hist;
-        if (0..ex).any(|i| u64_at(first_example + 16 * i) >= self.level.size()) {
+        if (0..ex).any(|i| u64_at(first_example + 16 * i) >= self.level.size())
+            || wrong.iter().any(|&(index, _)| index >= self.level.size())
+        {
             return bad("an example outside the level");
         }
         self.histogram = (0..hist).map(|i| u64_at(at + 8 * i)).collect();
@@ -195,6 +242,14 @@ impl ClassPass<'_> {
                 }
             })
             .collect();
+        self.mismatch_examples = wrong
+            .into_iter()
+            .map(|(index, what)| Inconsistent {
+                index,
+                board: self.level.unrank(index),
+                what,
+            })
+            .collect();
         self.unproven = u64_at(80);
         self.lists = lists;
         self.stage = stage;
@@ -205,6 +260,9 @@ impl ClassPass<'_> {
             passes: u32_at(44),
             resumes: u32_at(20),
             draws: u64_at(72),
+            checked: h[108] & CHECKED != 0,
+            mismatches: u64_at(96),
+            checksum: (h[108] & CHECKSUM != 0).then(|| u64_at(112)),
         };
         Ok(true)
     }

@@ -5,28 +5,39 @@
 //! per class and sign: `level-NN.dclass+VV`, `level-NN.dclass-VV`), a checkpoint after each
 //! bucket.
 //!
-//! A won position's record flag says *depth 0*: its exit byte equals its value (it is
-//! terminal with that value, or its best capture achieves it). For a consistent table a
-//! capture never exceeds the value, so "a capture achieves v" is "the best capture is v";
-//! a table where a capture exceeds a value, or a terminal position's stored value is not its
-//! terminal value, is wrong, and the value check (`verify_level_streamed`, run before this
-//! pass by `verify --prove` and `depth --check`), not this pass, rejects it.
+//! The byte is an accumulator of the streamed check (`crate::verify`: 0 no candidate, else
+//! the best candidate's code), its top bit marking a terminal position (set by the forward
+//! pass; whose terminal value is recomputed where a won one's flag needs it).
+//!
+//! A won position's record flag says *depth 0*: its exit (its terminal value or its best
+//! capture) equals its value. For a consistent table a capture never exceeds the value, so
+//! "a capture achieves v" is "the best capture is v"; a table where a capture exceeds a
+//! value, or a terminal position's stored value is not its terminal value, is wrong, and the
+//! value check rejects it, not the lists.
+//!
+//! With the value check ([`ClassPass::check_values`]), each bucket goes on after its lists
+//! as the streamed check's steps 2 and 3 (`crate::verify::unmove_level`,
+//! `crate::verify::compare_values`): the level's own values streamed in order and un-moved
+//! into the bucket's positions, raising the same bytes to `−value(child)`, then the bucket's
+//! stored values compared with them. The lower levels are streamed once per bucket for both.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use awari_db::{level_size, Access, QuietMoves, TableError};
 use rayon::prelude::*;
 
 use super::super::CHUNK;
-use super::{ClassPass, ClassStage, LISTS};
+use super::{BadChecksum, ClassPass, ClassStage, DepthError, Inconsistent, LISTS};
 use crate::exits::forward;
-use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
 use crate::seed_records::{finish_record, push_flagged_seed};
+use crate::settle::NO_EXIT;
 use crate::state::StateArray;
+use crate::verify::{self, raise_exits, TERMINAL_MARK};
 
 /// Fixed memory of phase 1 besides its bucket (the records of a group of chunks, about 1.5
 /// bytes a position of 2 chunks per thread; the list writers' buffers; the pool), as the
@@ -65,12 +76,30 @@ pub(crate) fn list_path(dir: &Path, n: u32, v: u8, won: bool) -> PathBuf {
     dir.join(format!("level-{n:02}.dclass{sign}{v:02}"))
 }
 
+/// The exit value of a bucket byte (a code of the streamed check, see
+/// [`verify::candidate_code`]: the best capture, 0 for none; the top bit marks a terminal
+/// position, whose terminal value `terminal()` gives): the best of its terminal value and
+/// its captures, [`NO_EXIT`] for neither, as the two-bit builder's exit byte.
+fn exit_value(byte: u8, terminal: impl FnOnce() -> i8) -> i8 {
+    let code = byte & !TERMINAL_MARK;
+    let capture = if code == 0 {
+        NO_EXIT
+    } else {
+        verify::decode(code)
+    };
+    if byte & TERMINAL_MARK != 0 {
+        capture.max(terminal())
+    } else {
+        capture
+    }
+}
+
 /// One chunk's class-list records (list index, record), in list order, and its draws.
 pub(super) type ChunkLists = (Vec<(usize, Vec<u8>)>, u64);
 
 /// The class-list records of one chunk (`chunk`), its positions' exit bytes `exit(j)` and
 /// stored values `values[j]`: (list index, record) in list order, and the draws.
-pub(super) fn classify(chunk: u32, exit: impl Fn(usize) -> i8, values: &[u8]) -> ChunkLists {
+pub(super) fn classify(chunk: u32, mut exit: impl FnMut(usize) -> i8, values: &[u8]) -> ChunkLists {
     let mut lists: Vec<Option<(Vec<u8>, i64)>> = (0..LISTS).map(|_| None).collect();
     let mut draws = 0;
     for (j, &b) in values.iter().enumerate() {
@@ -104,23 +133,38 @@ impl ClassPass<'_> {
         &mut self,
         done: u64,
         progress: &dyn Progress,
-    ) -> Result<u32, TableError> {
+    ) -> Result<u32, DepthError> {
         let size = self.level.size();
         let buckets: Vec<(u64, u64)> = (done..size)
             .step_by(self.bucket as usize)
             .map(|s| (s, (s + self.bucket).min(size)))
             .collect();
+        // With the check: the level once more per bucket, and the bucket's values again.
+        let per_bucket = self.stream.positions() + self.check.map_or(0, |_| size);
+        let again = self.check.map_or(0, |_| size - done);
         progress.phase(
             "exits",
-            2 * (size - done) + buckets.len() as u64 * self.stream.positions(),
+            2 * (size - done) + again + buckets.len() as u64 * per_bucket,
         );
-        let map: StateArray<AtomicI8> =
+        if self.check.is_some() && done == 0 {
+            // A compressed table's blocks are each decoded and checked first (as the streamed
+            // check does): a corrupt one is named instead of stopping the passes below.
+            if let Err(checksum) = self.table.check_blocks() {
+                return Err(DepthError::Checksum(Box::new(BadChecksum {
+                    checksum,
+                    inconsistent: 0,
+                    examples: Vec::new(),
+                    passes: 0,
+                })));
+            }
+        }
+        let map: StateArray<AtomicU8> =
             StateArray::new(self.bucket.min(size) as usize).map_err(|source| TableError::Io {
                 path: self.out.clone(),
                 source,
             })?;
         for &(lo, hi) in &buckets {
-            // Every byte is set by the forward pass.
+            // Every byte is set by the forward pass: a terminal position's is marked.
             let exits = &map.words()[..(hi - lo) as usize];
             let (level, rules) = (self.level, self.rules);
             exits
@@ -133,32 +177,71 @@ impl ClassPass<'_> {
                         .iter()
                         .zip(level.boards(start..start + part.len() as u64))
                     {
-                        e.store(forward(&board, rules, &mut counter).0, Relaxed);
+                        let exit = match forward(&board, rules, &mut counter).0 {
+                            NO_EXIT => 0,
+                            _ => TERMINAL_MARK,
+                        };
+                        e.store(exit, Relaxed);
                     }
                     progress.advance(part.len() as u64);
                 });
-            self.stream.run(
-                lo..hi,
-                |batch| {
-                    for &(q, exit) in batch {
-                        LowMemoryBuilder::raise(exits, lo, q, exit);
-                    }
-                },
-                progress,
-            )?;
+            self.stream
+                .run(lo..hi, |batch| raise_exits(exits, lo, batch), progress)?;
             self.write_lists(lo, exits, progress)?;
+            if let Some(keep) = self.check {
+                self.check_bucket(lo..hi, exits, keep, progress)?;
+            }
             self.stage = ClassStage::Lists { done: hi };
             if hi < size {
-                self.write_checkpoint().map_err(|e| match e {
-                    super::DepthError::Table(e) => e,
-                    other => TableError::Io {
-                        path: self.out.clone(),
-                        source: std::io::Error::other(other.to_string()),
-                    },
-                })?;
+                self.write_checkpoint()?;
             }
         }
         Ok(buckets.len() as u32)
+    }
+
+    /// The value check of the bucket `range` (its accumulators `exits` hold its captures):
+    /// the level's own values streamed and un-moved into it (the checksum's digests on
+    /// bucket 0), then its stored values compared, as the streamed check's steps 2 and 3.
+    fn check_bucket(
+        &mut self,
+        range: Range<u64>,
+        exits: &[AtomicU8],
+        keep: usize,
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        let table = self.table;
+        let digests = range.start == 0 && !table.is_raw() && !table.is_compressed();
+        table.advise(Access::Sequential);
+        let r = verify::unmove_level(
+            table,
+            self.level,
+            self.rules,
+            range.clone(),
+            exits,
+            digests,
+            progress,
+        )
+        .and_then(|d| {
+            let found = verify::compare_values(
+                table, self.level, self.rules, range, exits, keep, progress,
+            )?;
+            Ok((d, found))
+        });
+        table.advise(Access::Normal);
+        let (d, (bad, found)) = r?;
+        if digests {
+            self.carried.checksum = Some(awari_db::table::combine_digests(&d));
+        }
+        self.carried.mismatches += bad;
+        self.mismatch_examples
+            .extend(found.into_iter().map(|m| Inconsistent {
+                index: m.index,
+                board: m.board,
+                what: m.what,
+            }));
+        self.mismatch_examples.sort_by_key(|m| m.index);
+        self.mismatch_examples.truncate(keep);
+        Ok(())
     }
 
     /// Read the stored values of the bucket starting at `lo` in order, a group of chunks in
@@ -167,7 +250,7 @@ impl ClassPass<'_> {
     fn write_lists(
         &mut self,
         lo: u64,
-        exits: &[AtomicI8],
+        exits: &[AtomicU8],
         progress: &dyn Progress,
     ) -> Result<(), TableError> {
         self.table.advise(Access::Sequential);
@@ -180,10 +263,11 @@ impl ClassPass<'_> {
     fn append_lists(
         &mut self,
         lo: u64,
-        exits: &[AtomicI8],
+        exits: &[AtomicU8],
         progress: &dyn Progress,
     ) -> Result<(), TableError> {
         let n = self.level.seeds();
+        let (level, rules) = (self.level, self.rules);
         let mut writers: Vec<Option<BufWriter<File>>> = (0..LISTS).map(|_| None).collect();
         let group = CHUNK as usize * 2 * rayon::current_num_threads();
         let table = self.table;
@@ -196,7 +280,14 @@ impl ClassPass<'_> {
                     let start = first + k as u64 * CHUNK;
                     let mut buf = Vec::new();
                     let values = table.read(start..start + chunk.len() as u64, &mut buf)?;
-                    let r = classify((start / CHUNK) as u32, |j| chunk[j].load(Relaxed), values);
+                    let mut counter = QuietMoves::new();
+                    let exit = |j: usize| {
+                        exit_value(chunk[j].load(Relaxed), || {
+                            let board = level.unrank(start + j as u64);
+                            forward(&board, rules, &mut counter).0
+                        })
+                    };
+                    let r = classify((start / CHUNK) as u32, exit, values);
                     progress.advance(chunk.len() as u64);
                     Ok(r)
                 })
