@@ -63,8 +63,9 @@ pub fn values_fit(n: u32, memory: Option<u64>, available: u64) -> bool {
 
 /// Bytes per position of a class pass's lists (each won or lost position's offset in its
 /// class's list, delta-coded) and of its wave files (each position once, in the wave of its
-/// depth): about a byte each (wave files of 1.19 B/pos and lists of 1.1 at level 24).
-const CLASS_FILES_BYTES_PER_POSITION: f64 = 1.2;
+/// depth): about a byte each. (`verify --prove` of level 24 by classes in a cgroup of 0.5
+/// B/pos wrote 2.18 B/pos in all, the two kinds of file together.)
+const CLASS_FILES_BYTES_PER_POSITION: f64 = 1.1;
 
 /// Sequential bytes `verify --prove` of level `n` reads and writes by classes with `passes`
 /// phase-1 buckets, as `plan` models it: per bucket the lower levels and the level's own

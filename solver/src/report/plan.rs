@@ -34,10 +34,10 @@ pub const DEFAULT_TWO_BIT_RATIO: f64 = 16.6 / 37.4;
 /// The plain depth pass costs about 1/1.28 of the proof, so this is pessimistic for it.
 pub const DEFAULT_DEPTH_RATIO: f64 = 24.3 / 37.4;
 /// `verify --prove` by value class as a fraction of the speed of the wave pass's proof, both
-/// on one machine: level 24 on the 2-core machine, 75.3 s by waves (uncapped) against 204.5 s
+/// on one machine: level 24 on the 2-core machine, 75.1 s by waves (uncapped) against 133.7 s
 /// by classes in a memory cgroup of 0.5 bytes per position, page cache counted (see
 /// docs/performance.md). `plan` scales the proof's rate by it.
-pub const CLASS_PROVE_RATIO: f64 = 75.3 / 204.5;
+pub const CLASS_PROVE_RATIO: f64 = 75.1 / 133.7;
 /// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
 /// measurement; a fast NVMe drive does 2000 MB/s or more).
 pub const DEFAULT_BANDWIDTH: f64 = 500e6;
