@@ -212,18 +212,25 @@ pub enum Command {
         /// files on disk; the lower levels streamed) and require every won and lost position
         /// to have one. A level is "proven" only when that holds too; a table that labels a
         /// cycle of quiet moves as won or lost is consistent but fails here, with its boards
-        /// named. Works on raw VU scores.N directories.
+        /// named. Works on raw VU scores.N directories. Where the level's values do not fit in
+        /// the memory available beside the pass (a memory cgroup's limit counts), the pass goes
+        /// by value class and reads them only in order, the value check folded into its exits
+        /// buckets: about half the speed, nothing read at random (AWARI_DEPTH=classes or waves
+        /// forces one).
         #[arg(long)]
         prove: bool,
         /// Where --prove keeps its work files, about 1.5 bytes per position of the level at
-        /// most (default: the database directory; give another for a read-only one).
+        /// most, 2.5 by value class (default: the database directory; give another for a
+        /// read-only one).
         #[arg(long)]
         work: Option<PathBuf>,
     },
     /// Add depth-to-conversion tables (level-NN.depth) to an existing database directory,
     /// ours or raw VU scores.N files, without rebuilding its values: each level's depths are
     /// computed from its values and the lower levels in 0.25 bytes of RAM per position
-    /// (work files on disk; resumable: a killed run continues at its last wave). `awari-probe
+    /// (work files on disk; resumable: a killed run continues at its last wave; by value
+    /// class, reading the values only in order, where they do not fit in the memory available
+    /// beside the pass). `awari-probe
     /// line` and `show` then play wins out by them, and `verify` checks them. A level whose
     /// values are not the game's (a won or lost position that never converts) is an error,
     /// and no table is written for it.
