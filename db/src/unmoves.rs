@@ -126,7 +126,7 @@ impl Board {
 
     /// [`Board::for_each_ranked_uncapture`]'s indices that lie in `range`, without the parent
     /// boards: `f(index)`. Most parents outside `range` are rejected before their own row is
-    /// ranked (see [`Level::rank_packed_in`]): an exits pass over a bucket of a level.
+    /// ranked (from its opponent row alone): an exits pass over a bucket of a level.
     #[inline]
     pub fn for_each_uncapture_index_in(
         &self,

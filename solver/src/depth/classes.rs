@@ -241,7 +241,7 @@ impl<'a> ClassPass<'a> {
         self
     }
 
-    /// Run the pass to its end, as [`DepthPass::run`]: the same report, and with `write` the
+    /// Run the pass to its end, as [`super::DepthPass::run`]: the same report, and with `write` the
     /// same table (only when every won or lost position has a depth: else
     /// [`DepthError::Unproven`]; with the value check, when no entry is wrong: else
     /// [`DepthError::Inconsistent`] after phase 1). The work files are removed at the end.
