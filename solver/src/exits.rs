@@ -46,6 +46,16 @@ const BATCH: usize = 256;
 /// The most seeds one capture takes: six opponent pits of 3 (a grand slam under `grand-slam`).
 const MAX_CAPTURE: u32 = 18;
 
+/// The exit buckets of a level of `size` positions from position `done` on: `(start, end)`
+/// ranges of `bucket` positions (the last one shorter), each one pass over the lower levels
+/// (the two-bit builder's exits phase, the depth pass's wave 0, the class pass's phase 1).
+pub(crate) fn bucket_ranges(done: u64, size: u64, bucket: u64) -> Vec<(u64, u64)> {
+    (done..size)
+        .step_by(bucket as usize)
+        .map(|s| (s, (s + bucket).min(size)))
+        .collect()
+}
+
 /// Positions (and bytes) of the levels that captures from level `n` reach, n−2 … n−18: what
 /// one stream pass reads.
 pub fn lower_positions(n: u32) -> u64 {

@@ -74,10 +74,7 @@ impl DepthPass<'_> {
         file.set_len(bytes).map_err(io)?;
         let mut file = BufWriter::with_capacity(1 << 20, file);
         std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(bytes)).map_err(io)?;
-        let buckets: Vec<(u64, u64)> = (done..size)
-            .step_by(self.bucket as usize)
-            .map(|s| (s, (s + self.bucket).min(size)))
-            .collect();
+        let buckets = crate::exits::bucket_ranges(done, size, self.bucket);
         progress.phase(
             "exits",
             (size - done) + buckets.len() as u64 * self.stream.positions(),

@@ -135,10 +135,7 @@ impl ClassPass<'_> {
         progress: &dyn Progress,
     ) -> Result<u32, DepthError> {
         let size = self.level.size();
-        let buckets: Vec<(u64, u64)> = (done..size)
-            .step_by(self.bucket as usize)
-            .map(|s| (s, (s + self.bucket).min(size)))
-            .collect();
+        let buckets = crate::exits::bucket_ranges(done, size, self.bucket);
         // With the check: the level once more per bucket, and the bucket's values again.
         let per_bucket = self.stream.positions() + self.check.map_or(0, |_| size);
         let again = self.check.map_or(0, |_| size - done);

@@ -26,10 +26,7 @@ impl TwoBit<'_> {
         progress: &dyn Progress,
     ) -> Result<u32, TableError> {
         let size = self.level.size();
-        let buckets: Vec<(u64, u64)> = (done..size)
-            .step_by(self.bucket as usize)
-            .map(|s| (s, (s + self.bucket).min(size)))
-            .collect();
+        let buckets = crate::exits::bucket_ranges(done, size, self.bucket);
         progress.phase(
             "exits",
             (size - done) + buckets.len() as u64 * self.stream.positions(),
