@@ -114,6 +114,16 @@ assumed_rate() {
   case $1 in memory) key="in memory" ;; *) key=$1 ;; esac
   grep '^assumed:' "$BASE/plan.txt" | sed -n "s/.*[:,] $key \([0-9.]*\)M.*/\1/p"
 }
+# A two-bit rate of the assumptions line (its exit passes and the time a pass adds) at
+# `passes` exit passes.
+two_bit_at_passes() {
+  local line measured cost
+  line=$(grep '^assumed:' "$BASE/plan.txt")
+  measured=$(sed -n 's/.*two-bit [0-9.]*M (with \([0-9]*\) exit passes.*/\1/p' <<< "$line")
+  cost=$(sed -n 's/.*exit passes; \([0-9.]*\)% more time a pass.*/\1/p' <<< "$line")
+  awk -v r="$1" -v p="$2" -v m="$measured" -v c="$cost" \
+    'BEGIN {c /= 100; print r * (1 + (m - 1) * c) / (1 + (p - 1) * c)}'
+}
 
 echo "== levels 0..$((FIRST - 1)) in memory ($(elapsed))"
 [ -n "${REUSE:-}" ] && link_levels "$REUSE" "$BASE/base" "$((FIRST - 1))"
@@ -147,6 +157,8 @@ for mode in "${MODES[@]}"; do
     # What the plan assumes for this level, memory and threads.
     read -r pmode ppasses pio size <<< "$(plan_level "$BIN" "$n" "${mem:-1T}" "$T" --mode "$mode" "${CAL_ARGS[@]}")"
     prate=$(awk -v r="$(assumed_rate "$mode")" -v t="$T" 'BEGIN {print r * 1e6 * t}')
+    # The plan's two-bit rate holds for its exit passes; it scales the time to this level's.
+    if [ "$mode" = two-bit ]; then prate=$(two_bit_at_passes "$prate" "$ppasses"); fi
     echo "$mode $n ${mem:-–} $ppasses $rate $prate $(awk -v r="$r" -v w="$w" 'BEGIN {print r + w}') $(awk -v b="$pio" -v s="$size" 'BEGIN {printf "%.2f", b / s}') $size" >> "$RESULTS"
     if [ "$mode" != memory ]; then
       if cmp "$(table "$BASE/memory" "$n")" "$(table "$dir" "$n")"; then

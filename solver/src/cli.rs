@@ -358,9 +358,11 @@ pub struct PlanArgs {
     /// scripts/ab.sh LOWMEM=1; 0.93 on level 27 alone).
     #[arg(long)]
     pub low_memory_ratio: Option<f64>,
-    /// Speed of the two-bit algorithm as a fraction of the in-memory one (default: 0.44, the
-    /// 16-core machine: level 28 at 16.6 M positions/s with `build --mode two-bit --threads
-    /// 16` against 37.4 M/s in memory).
+    /// Speed of the two-bit algorithm as a fraction of the in-memory one, with 4 exit passes
+    /// (default: 0.44, the 16-core machine: level 28 at 16.6 M positions/s with `build --mode
+    /// two-bit --threads 16`, 4 exit passes, against 37.4 M/s in memory). A level with fewer
+    /// passes is planned faster, one with more slower: 5.8% of its one-pass time a pass (the
+    /// same machine's exits phase, two-bit against in memory)
     #[arg(long)]
     pub two_bit_ratio: Option<f64>,
     /// Plan for depth tables too (`build --depth`): each level's depth pass after its values
@@ -474,6 +476,14 @@ impl PlanArgs {
         let low_ratio = low_memory_ratio
             .or_else(|| ratio_of(cal.as_ref()?.low_memory_rate))
             .unwrap_or(plan::DEFAULT_LOW_RATIO);
+        // The file's two-bit rate was measured with its exit passes; an option's or the
+        // default's with the default's.
+        let two_bit_passes = match (two_bit_ratio, &cal) {
+            (None, Some(c)) if c.two_bit_rate.is_some() => c
+                .two_bit_io
+                .map_or(plan::DEFAULT_TWO_BIT_PASSES, |io| io.passes),
+            _ => plan::DEFAULT_TWO_BIT_PASSES,
+        };
         let two_bit_ratio = two_bit_ratio
             .or_else(|| ratio_of(cal.as_ref()?.two_bit_rate))
             .unwrap_or(plan::DEFAULT_TWO_BIT_RATIO);
@@ -538,6 +548,7 @@ impl PlanArgs {
             rate,
             low_ratio,
             two_bit_ratio,
+            two_bit_passes,
             depth_ratio,
             verify_ratio,
             bandwidth,

@@ -26,8 +26,19 @@ pub const DEFAULT_RATE: f64 = 2.3e6;
 pub const DEFAULT_LOW_RATIO: f64 = 0.88;
 /// The default two-bit speed as a fraction of the in-memory one: level 28 on the 16-core
 /// machine, 16.6 M positions/s in two-bit mode (`build --mode two-bit --threads 16`) against
-/// 37.4 M/s in memory.
+/// 37.4 M/s in memory, with [`DEFAULT_TWO_BIT_PASSES`] exit passes.
 pub const DEFAULT_TWO_BIT_RATIO: f64 = 16.6 / 37.4;
+/// The exit passes of the two-bit measurement behind [`DEFAULT_TWO_BIT_RATIO`]: that build's
+/// exit buckets held at most 0.32 bytes of exit per position of level 28, 4 passes.
+pub const DEFAULT_TWO_BIT_PASSES: u64 = 4;
+/// What one more exit pass adds to a two-bit level's time, as a fraction of its time with one
+/// pass (each pass streams and un-captures the lower levels once more). Level 28 on the
+/// 16-core machine: exits 21.86 s in two-bit mode (4 passes) against 8.52 s in memory (1), so
+/// 4.45 s a pass, and 89.55 s in all, 76.2 s with one pass: 0.058. The 2-core machine agrees:
+/// level 26 in two-bit mode, 125.1 s with 1 pass and 148.7 s with 4 (`--memory` 0.34 bytes
+/// per position), 0.063 (see docs/performance.md). `plan` scales a two-bit rate measured with
+/// P passes to a level's p passes by (1 + (p − 1) × this) / (1 + (P − 1) × this).
+pub const TWO_BIT_PASS_COST: f64 = 0.058;
 /// The default speed of the depth pass, and of `verify --prove` (the depth pass that also
 /// recomputes every entry), as a fraction of the in-memory build: `verify --prove` of level 28
 /// on the 16-core machine, 24.3 M positions/s with 16 threads, against 37.4 M/s building it.
@@ -57,8 +68,11 @@ pub struct Machine {
     pub rate: f64,
     /// Low-memory speed as a fraction of the in-memory speed.
     pub low_ratio: f64,
-    /// Two-bit speed as a fraction of the in-memory speed.
+    /// Two-bit speed as a fraction of the in-memory speed, with `two_bit_passes` exit passes
+    /// (a level with another number of passes is scaled by [`two_bit_pass_scale`]).
     pub two_bit_ratio: f64,
+    /// The exit passes `two_bit_ratio` was measured with.
+    pub two_bit_passes: u64,
     /// The depth pass's speed as a fraction of the in-memory build speed (with depth tables).
     pub depth_ratio: f64,
     /// `verify --prove`'s speed as a fraction of the in-memory build speed.
@@ -181,13 +195,21 @@ fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
     let bucket = twobit::exit_bucket(n, m.threads, m.memory);
     let passes = p.div_ceil(bucket);
     let ram = twobit::memory_used(n, m.threads, bucket);
-    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio);
+    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio)
+        * two_bit_pass_scale(passes, m.two_bit_passes);
     (
         passes,
         ram,
         compute,
         two_bit_io(n, passes, m.two_bit_io_scale),
     )
+}
+
+/// What a two-bit level's compute time with `passes` exit passes is, as a multiple of one
+/// with `measured` passes ([`TWO_BIT_PASS_COST`] a pass).
+pub fn two_bit_pass_scale(passes: u64, measured: u64) -> f64 {
+    let time = |p: u64| 1.0 + p.saturating_sub(1) as f64 * TWO_BIT_PASS_COST;
+    time(passes) / time(measured)
 }
 
 /// Seconds `verify --prove` of level `n` takes on machine `m`, I/O included, and whether it
@@ -234,6 +256,7 @@ pub fn auto_prefers_two_bit(n: u32, threads: usize, memory: Option<u64>) -> bool
         rate: DEFAULT_RATE,
         low_ratio: DEFAULT_LOW_RATIO,
         two_bit_ratio: DEFAULT_TWO_BIT_RATIO,
+        two_bit_passes: DEFAULT_TWO_BIT_PASSES,
         depth_ratio: DEFAULT_DEPTH_RATIO,
         verify_ratio: DEFAULT_DEPTH_RATIO,
         bandwidth: DEFAULT_BANDWIDTH,
@@ -496,10 +519,12 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
 pub fn assumptions(m: &Machine) -> String {
     let mega = |ratio: f64| format!("{:.2}M", m.rate * ratio / 1e6);
     format!(
-        "assumed: per thread, in memory {}, low-memory {}, two-bit {}, depth pass {}, verify --prove {} positions/s; low-memory and two-bit disk traffic {:.2}× and {:.2}× the model's; sequential I/O {:.0} MB/s; from {}\n",
+        "assumed: per thread, in memory {}, low-memory {}, two-bit {} (with {} exit passes; {:.1}% more time a pass), depth pass {}, verify --prove {} positions/s; low-memory and two-bit disk traffic {:.2}× and {:.2}× the model's; sequential I/O {:.0} MB/s; from {}\n",
         mega(1.0),
         mega(m.low_ratio),
         mega(m.two_bit_ratio),
+        m.two_bit_passes,
+        TWO_BIT_PASS_COST * 100.0,
         mega(m.depth_ratio),
         mega(m.verify_ratio),
         m.low_io_scale,
@@ -534,6 +559,7 @@ mod tests {
             rate: 2.0e6,
             low_ratio: 0.8,
             two_bit_ratio: 0.4,
+            two_bit_passes: DEFAULT_TWO_BIT_PASSES,
             depth_ratio: 0.4,
             verify_ratio: 0.4,
             bandwidth: 500e6,
@@ -806,6 +832,37 @@ mod tests {
             line.contains(&human(lowmem::memory_needed(30, 2))),
             "{line}"
         );
+    }
+
+    /// A two-bit level's compute scales with its exit passes against the passes its rate was
+    /// measured with: with as many, the rate as it is; with fewer, faster; with more, slower.
+    #[test]
+    fn two_bit_compute_follows_the_exit_passes() {
+        assert_eq!(two_bit_pass_scale(4, 4), 1.0);
+        let one = two_bit_pass_scale(1, 4);
+        assert!((one - 1.0 / (1.0 + 3.0 * TWO_BIT_PASS_COST)).abs() < 1e-12);
+        assert!(two_bit_pass_scale(2, 4) > one && two_bit_pass_scale(5, 4) > 1.0);
+        let g = 1u64 << 30;
+        let m = Machine {
+            threads: 16,
+            mode: Mode::TwoBit,
+            ..machine(64 * g, 2048 * g)
+        };
+        // Level 48 makes 3 passes on 64 GiB, level 40 one.
+        for (n, passes) in [(48, 3), (40, 1)] {
+            let (p, _, compute, _) = two_bit_estimate(n, &m);
+            assert_eq!(p, passes);
+            let flat = level_size(n) as f64 / (m.rate * 16.0 * m.two_bit_ratio);
+            let want = flat * two_bit_pass_scale(passes, m.two_bit_passes);
+            assert!((compute - want).abs() < 1e-6 * want && compute < flat);
+            // Measured with as many passes as the level makes: the flat rate.
+            let same = Machine {
+                two_bit_passes: passes,
+                ..m.clone()
+            };
+            assert!((two_bit_estimate(n, &same).2 - flat).abs() < 1e-6 * flat);
+        }
+        assert!(assumptions(&m).contains("two-bit 0.80M (with 4 exit passes; 5.8% more time a pass)"));
     }
 
     /// The traffic scales apply to the out-of-core levels' own I/O, not the lower levels'.
