@@ -862,7 +862,9 @@ mod tests {
             };
             assert!((two_bit_estimate(n, &same).2 - flat).abs() < 1e-6 * flat);
         }
-        assert!(assumptions(&m).contains("two-bit 0.80M (with 4 exit passes; 5.8% more time a pass)"));
+        assert!(
+            assumptions(&m).contains("two-bit 0.80M (with 4 exit passes; 5.8% more time a pass)")
+        );
     }
 
     /// The traffic scales apply to the out-of-core levels' own I/O, not the lower levels'.
