@@ -44,11 +44,18 @@ pub const TWO_BIT_PASS_COST: f64 = 0.058;
 /// on the 16-core machine, 24.3 M positions/s with 16 threads, against 37.4 M/s building it.
 /// The plain depth pass costs about 1/1.28 of the proof, so this is pessimistic for it.
 pub const DEFAULT_DEPTH_RATIO: f64 = 24.3 / 37.4;
-/// `verify --prove` by value class as a fraction of the speed of the wave pass's proof, both
-/// on one machine: level 24 on the 2-core machine, 75.1 s by waves (uncapped) against 133.7 s
-/// by classes in a memory cgroup of 0.5 bytes per position, page cache counted (see
-/// docs/performance.md). `plan` scales the proof's rate by it.
-pub const CLASS_PROVE_RATIO: f64 = 75.1 / 133.7;
+/// `verify --prove` by value class with one exit bucket, as a fraction of the speed of the
+/// wave pass's proof, both on one machine: level 24 on the 2-core machine, the values in the
+/// page cache, 81.6 s by waves against 86.3 s by classes (`AWARI_DEPTH=waves|classes`; see
+/// docs/performance.md). `plan` scales the proof's rate by it, and by [`CLASS_PASS_COST`] a
+/// further bucket.
+pub const CLASS_PROVE_RATIO: f64 = 81.6 / 86.3;
+/// What one more exit bucket adds to the class pass's time, as a fraction of its time with
+/// one (phase 1 streams the lower levels and the level once per bucket): level 24 on the
+/// 2-core machine, 86.3 s with 1 bucket, 120.1 s with 3 and 131.7 s with 4 (`--memory` 191M
+/// and 130M), 0.18 by least squares. A cgroup of 0.5 bytes per position, page cache counted,
+/// took 133.7 s with 4: the time is the passes', not the drive's.
+pub const CLASS_PASS_COST: f64 = 0.18;
 /// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
 /// measurement; a fast NVMe drive does 2000 MB/s or more).
 pub const DEFAULT_BANDWIDTH: f64 = 500e6;
@@ -215,7 +222,8 @@ pub fn two_bit_pass_scale(passes: u64, measured: u64) -> f64 {
 /// Seconds `verify --prove` of level `n` takes on machine `m`, I/O included, and whether it
 /// goes by value class: the wave pass (the value check in its wave 0) where the level's values
 /// fit in the memory beside it ([`crate::depth::values_fit`]), else the class pass with its
-/// folded value check, [`CLASS_PROVE_RATIO`] of the wave pass's speed, with its traffic
+/// folded value check, [`CLASS_PROVE_RATIO`] of the wave pass's speed with one exit bucket,
+/// [`CLASS_PASS_COST`] more time each further bucket, with its traffic
 /// ([`crate::depth::class_prove_io`]).
 fn prove_estimate(n: u32, m: &Machine) -> (f64, bool) {
     let p = level_size(n);
@@ -230,8 +238,9 @@ fn prove_estimate(n: u32, m: &Machine) -> (f64, bool) {
     } else {
         let passes = p.div_ceil(crate::depth::class_bucket(n, m.memory));
         let io = crate::depth::class_prove_io(n, passes);
+        let buckets = 1.0 + (passes - 1) as f64 * CLASS_PASS_COST;
         (
-            p as f64 / (per_sec * CLASS_PROVE_RATIO) + io as f64 / m.bandwidth,
+            p as f64 / (per_sec * CLASS_PROVE_RATIO) * buckets + io as f64 / m.bandwidth,
             true,
         )
     }
@@ -663,6 +672,25 @@ mod tests {
             prove_estimate(42, &m),
         );
         assert!(classes.0 > waves.0, "{classes:?} {waves:?}");
+        // Each further exit bucket adds CLASS_PASS_COST of the one-bucket compute: level 48
+        // on 64 GiB and on less, the I/O made free.
+        let free_io = |memory: u64| Machine {
+            bandwidth: f64::INFINITY,
+            ..machine(memory, 4096 * g)
+        };
+        let compute = |memory: u64| {
+            let buckets = level_size(48).div_ceil(crate::depth::class_bucket(48, Some(memory)));
+            (buckets, prove_estimate(48, &free_io(memory)).0)
+        };
+        let (few, more) = (compute(64 * g), compute(16 * g));
+        assert!(more.0 > few.0 && few.0 > 1, "{few:?} {more:?}");
+        let one = |(b, t): (u64, f64)| t / (1.0 + (b - 1) as f64 * CLASS_PASS_COST);
+        assert!(
+            (one(few) - one(more)).abs() < 1e-9 * one(few),
+            "{few:?} {more:?}"
+        );
+        let per_sec = 2.0e6 * 2.0 * 0.4 * CLASS_PROVE_RATIO;
+        assert!((one(few) - level_size(48) as f64 / per_sec).abs() < 1e-6 * one(few));
     }
 
     #[test]
