@@ -234,7 +234,19 @@ impl Level {
     /// ranked (an exits pass over a bucket of the level rejects most parents so).
     #[inline]
     pub(crate) fn rank_packed_in(&self, packed: u128, range: &std::ops::Range<u64>) -> Option<u64> {
-        let (high, r) = self.rank_high(packed)?;
+        self.rank_low_in(packed, self.rank_high(packed), range)
+    }
+
+    /// [`Level::rank_packed_in`] given the board's [`Level::rank_high`] (which boards that
+    /// share an opponent row share).
+    #[inline]
+    pub(crate) fn rank_low_in(
+        &self,
+        packed: u128,
+        high: Option<(u64, usize)>,
+        range: &std::ops::Range<u64>,
+    ) -> Option<u64> {
+        let (high, r) = high?;
         if high >= range.end || high + self.tables.low_spans[r.min(N - 1)] <= range.start {
             return None;
         }

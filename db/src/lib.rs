@@ -25,6 +25,7 @@ pub mod format;
 pub mod index;
 pub mod moves;
 pub mod packed;
+mod parent_range;
 pub mod pipe;
 pub mod random;
 pub mod rans;
@@ -40,6 +41,7 @@ pub use dir::{
 pub use error::{one_line, BoardError, ParseRulesError, TableError};
 pub use index::{all_boards, binomial, level_size, successor, Level};
 pub use moves::{sow_only, Move, MoveList, Outcome, QuietMoves};
+pub use parent_range::ParentRange;
 pub use random::SplitMix64;
 pub use rules::Rules;
 pub use table::{

@@ -6,6 +6,7 @@ use crate::board::{Board, PITS};
 use crate::index::Level;
 use crate::moves::*;
 use crate::packed::*;
+use crate::parent_range::ParentRange;
 use crate::rules::Rules;
 
 impl Board {
@@ -125,19 +126,54 @@ impl Board {
     }
 
     /// [`Board::for_each_ranked_uncapture`]'s indices that lie in `range`, without the parent
-    /// boards: `f(index)`. Most parents outside `range` are rejected before their own row is
-    /// ranked (from its opponent row alone): an exits pass over a bucket of a level.
+    /// boards: `f(index)`. A child none of whose parents can lie in `range` is dropped before
+    /// any is made (see [`ParentRange`]), and most parents outside it are rejected before their
+    /// own row is ranked (from its opponent row alone): an exits pass over a bucket of a level.
     #[inline]
     pub fn for_each_uncapture_index_in(
         &self,
         rules: Rules,
         captures: u8,
         level: &Level,
-        range: &std::ops::Range<u64>,
+        range: &ParentRange,
         mut f: impl FnMut(u64),
     ) {
-        uncapture_all(pack(&self.pits()), rules, captures, |parent, _| {
-            if let Some(q) = level.rank_packed_in(parent, range) {
+        let child = pack(&self.pits());
+        if !range.may_hold_a_parent_of(child, true) {
+            return;
+        }
+        uncapture_all(child, rules, captures, |parent, _| {
+            if let Some(q) = level.rank_packed_in(parent, range.range()) {
+                f(q);
+            }
+        });
+    }
+
+    /// [`Board::for_each_ranked_predecessor`]'s indices that lie in `range`, without the
+    /// parent boards: `f(index)`, filtered as [`Board::for_each_uncapture_index_in`] (a pass
+    /// of the level's own moves into a bucket of it).
+    #[inline]
+    pub fn for_each_predecessor_index_in(
+        &self,
+        rules: Rules,
+        level: &Level,
+        range: &ParentRange,
+        mut f: impl FnMut(u64),
+    ) {
+        let child = pack(&self.pits());
+        if !range.may_hold_a_parent_of(child, false) {
+            return;
+        }
+        // As in `for_each_ranked_predecessor_pit`: the opponent row's part of the index once
+        // for the parents whose un-sowing left that row as it was.
+        let mut unchanged: Option<Option<(u64, usize)>> = None;
+        unsow_all(child, rules, |parent, _, row_changed| {
+            let high = if row_changed {
+                level.rank_high(parent)
+            } else {
+                *unchanged.get_or_insert_with(|| level.rank_high(parent))
+            };
+            if let Some(q) = level.rank_low_in(parent, high, range.range()) {
                 f(q);
             }
         });

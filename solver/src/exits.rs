@@ -28,7 +28,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use awari_db::{level_exists, Access, Board, Level, Levels, QuietMoves, Rules, Table};
+use awari_db::{level_exists, Access, Board, Level, Levels, ParentRange, QuietMoves, Rules, Table};
 use rayon::prelude::*;
 
 use crate::progress::Progress;
@@ -194,6 +194,7 @@ impl<'a> CaptureStream<'a> {
         progress: &dyn Progress,
     ) -> Result<(), awari_db::TableError> {
         debug_assert!(slice > 0 && slice % SLICE_UNIT == 0);
+        let range = self.level.parent_range(range);
         for &(c, table, source) in &self.sources {
             table.advise(Access::Sequential);
             let size = source.size();
@@ -256,7 +257,7 @@ impl<'a> CaptureStream<'a> {
         raise: impl Fn(&[(u64, i8)]) + Sync,
     ) -> Result<(), awari_db::TableError> {
         let (c, table, level) = self.sources[source];
-        let whole = 0..self.level.size();
+        let whole = self.level.parent_range(0..self.level.size());
         table.prefetch(positions.clone());
         (0..(positions.end - positions.start).div_ceil(CHUNK))
             .into_par_iter()
@@ -276,7 +277,7 @@ impl<'a> CaptureStream<'a> {
         table: &Table,
         source: &Level,
         chunk: Range<u64>,
-        range: &Range<u64>,
+        range: &ParentRange,
         raise: &impl Fn(&[(u64, i8)]),
     ) {
         let mut buf = Vec::new();

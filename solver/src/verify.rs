@@ -757,6 +757,7 @@ pub(crate) fn unmove_level(
 ) -> Result<Vec<u64>, TableError> {
     let size = level.size();
     let unit = awari_db::table::CHECKSUM_CHUNK as u64;
+    let parents = level.parent_range(range.clone());
     let chunk_digests: Vec<u64> = (0..size.div_ceil(unit))
         .into_par_iter()
         .map(|k| -> Result<u64, TableError> {
@@ -780,10 +781,8 @@ pub(crate) fn unmove_level(
                     let mut batch = Vec::with_capacity(RAISE_BATCH + 12);
                     for (child, &v) in level.boards(from..to).zip(values) {
                         let code = candidate_code(-(v as i8));
-                        child.for_each_ranked_predecessor(rules, &level, |q, _| {
-                            if range.contains(&q) {
-                                batch.push((q, code));
-                            }
+                        child.for_each_predecessor_index_in(rules, &level, &parents, |q| {
+                            batch.push((q, code));
                         });
                         if batch.len() >= RAISE_BATCH {
                             raise_codes(words, range.start, &batch);

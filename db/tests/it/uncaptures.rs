@@ -180,7 +180,8 @@ fn ranked_uncaptures_are_the_indexed_ones() {
         }
         for range in ranges {
             let mut got = Vec::new();
-            child.for_each_uncapture_index_in(rules, c, &level, &range, |q| got.push(q));
+            let parents = level.parent_range(range.clone());
+            child.for_each_uncapture_index_in(rules, c, &level, &parents, |q| got.push(q));
             let expect: Vec<u64> = want
                 .iter()
                 .map(|&(q, _)| q)

@@ -70,7 +70,9 @@ fn random_boards_up_to_48() {
 
 /// The ranked generator gives exactly the indexed predecessors, in the same order, each with
 /// its index: every board of levels 0..9 and random boards of every level (many with every
-/// other pit full, so that un-sowing goes round more than once), under all three rule sets.
+/// other pit full, so that un-sowing goes round more than once), under all three rule sets;
+/// and restricted to a range of the level, exactly those in it (the quarters of the level, and
+/// ranges that end or begin at each predecessor's index: the bounds exact).
 #[test]
 fn ranked_predecessors_are_the_indexed_ones() {
     let check = |rules: Rules, level: &Level, child: &Board| {
@@ -82,6 +84,23 @@ fn ranked_predecessors_are_the_indexed_ones() {
         let mut got = Vec::new();
         child.for_each_ranked_predecessor(rules, level, |q, p| got.push((q, p)));
         assert_eq!(got, want, "{rules}: ranked predecessors of {child}");
+        let size = level.size();
+        let mut ranges: Vec<std::ops::Range<u64>> =
+            (0..4).map(|k| size * k / 4..size * (k + 1) / 4).collect();
+        for &(q, _) in &want {
+            ranges.extend([q..q + 1, 0..q, q + 1..size, q.saturating_sub(7)..q]);
+        }
+        for range in ranges {
+            let mut got = Vec::new();
+            let parents = level.parent_range(range.clone());
+            child.for_each_predecessor_index_in(rules, level, &parents, |q| got.push(q));
+            let expect: Vec<u64> = want
+                .iter()
+                .map(|&(q, _)| q)
+                .filter(|q| range.contains(q))
+                .collect();
+            assert_eq!(got, expect, "{rules}: predecessors of {child} in {range:?}");
+        }
     };
     let mut rng = Rng(48);
     let mut laps = 0;
