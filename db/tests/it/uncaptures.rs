@@ -170,28 +170,14 @@ fn ranked_uncaptures_are_the_indexed_ones() {
         let mut got = Vec::new();
         child.for_each_ranked_uncapture(rules, c, &level, |q, p| got.push((q, p)));
         assert_eq!(got, want, "{rules}: ranked un-captures of {child}, c = {c}");
-        // Restricted to a range: the quarters of the level, and ranges that end or begin at
-        // each parent's index (the bounds exact: one in, one out).
-        let size = level.size();
-        let mut ranges: Vec<std::ops::Range<u64>> =
-            (0..4).map(|k| size * k / 4..size * (k + 1) / 4).collect();
-        for &(q, _) in &want {
-            ranges.extend([q..q + 1, 0..q, q + 1..size, q.saturating_sub(7)..q]);
-        }
-        for range in ranges {
+        // Restricted to a range of the level, exactly those in it.
+        let qs: Vec<u64> = want.iter().map(|&(q, _)| q).collect();
+        let what = format!("{rules}: un-captures of {child}, c = {c},");
+        common::check_parent_ranges(&level, &qs, &what, |parents| {
             let mut got = Vec::new();
-            let parents = level.parent_range(range.clone());
-            child.for_each_uncapture_index_in(rules, c, &level, &parents, |q| got.push(q));
-            let expect: Vec<u64> = want
-                .iter()
-                .map(|&(q, _)| q)
-                .filter(|q| range.contains(q))
-                .collect();
-            assert_eq!(
-                got, expect,
-                "{rules}: un-captures of {child} in {range:?}, c = {c}"
-            );
-        }
+            child.for_each_uncapture_index_in(rules, c, &level, parents, |q| got.push(q));
+            got
+        });
         want.len()
     };
     let mut rng = Rng(18);

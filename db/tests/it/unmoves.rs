@@ -84,23 +84,13 @@ fn ranked_predecessors_are_the_indexed_ones() {
         let mut got = Vec::new();
         child.for_each_ranked_predecessor(rules, level, |q, p| got.push((q, p)));
         assert_eq!(got, want, "{rules}: ranked predecessors of {child}");
-        let size = level.size();
-        let mut ranges: Vec<std::ops::Range<u64>> =
-            (0..4).map(|k| size * k / 4..size * (k + 1) / 4).collect();
-        for &(q, _) in &want {
-            ranges.extend([q..q + 1, 0..q, q + 1..size, q.saturating_sub(7)..q]);
-        }
-        for range in ranges {
+        let qs: Vec<u64> = want.iter().map(|&(q, _)| q).collect();
+        let what = format!("{rules}: predecessors of {child}");
+        common::check_parent_ranges(level, &qs, &what, |parents| {
             let mut got = Vec::new();
-            let parents = level.parent_range(range.clone());
-            child.for_each_predecessor_index_in(rules, level, &parents, |q| got.push(q));
-            let expect: Vec<u64> = want
-                .iter()
-                .map(|&(q, _)| q)
-                .filter(|q| range.contains(q))
-                .collect();
-            assert_eq!(got, expect, "{rules}: predecessors of {child} in {range:?}");
-        }
+            child.for_each_predecessor_index_in(rules, level, parents, |q| got.push(q));
+            got
+        });
     };
     let mut rng = Rng(48);
     let mut laps = 0;

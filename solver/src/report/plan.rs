@@ -46,16 +46,18 @@ pub const TWO_BIT_PASS_COST: f64 = 0.058;
 pub const DEFAULT_DEPTH_RATIO: f64 = 24.3 / 37.4;
 /// `verify --prove` by value class with one exit bucket, as a fraction of the speed of the
 /// wave pass's proof, both on one machine: level 24 on the 2-core machine, the values in the
-/// page cache, 81.6 s by waves against 86.3 s by classes (`AWARI_DEPTH=waves|classes`; see
+/// page cache, 81.6 s by waves against 84.2 s by classes (`AWARI_DEPTH=waves|classes`; see
 /// docs/performance.md). `plan` scales the proof's rate by it, and by [`CLASS_PASS_COST`] a
 /// further bucket.
-pub const CLASS_PROVE_RATIO: f64 = 81.6 / 86.3;
+pub const CLASS_PROVE_RATIO: f64 = 81.6 / 84.2;
 /// What one more exit bucket adds to the class pass's time, as a fraction of its time with
-/// one (phase 1 streams the lower levels and the level once per bucket): level 24 on the
-/// 2-core machine, 86.3 s with 1 bucket, 120.1 s with 3 and 131.7 s with 4 (`--memory` 191M
-/// and 130M), 0.18 by least squares. A cgroup of 0.5 bytes per position, page cache counted,
-/// took 133.7 s with 4: the time is the passes', not the drive's.
-pub const CLASS_PASS_COST: f64 = 0.18;
+/// one (phase 1 streams the lower levels and the level once per bucket, dropping the children
+/// whose parents all lie outside it): level 24 on the 2-core machine, 84.2 s with 1 bucket,
+/// 96.1 s with 3 and 105.4 s with 4 (`--memory` 191M and 130M), 0.08 by least squares
+/// (0.18 before the children were filtered: 132.3 s with 4). A cgroup of 0.5 bytes per
+/// position, page cache counted, took as long as the page cache did: the time is the
+/// passes', not the drive's.
+pub const CLASS_PASS_COST: f64 = 0.08;
 /// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
 /// measurement; a fast NVMe drive does 2000 MB/s or more).
 pub const DEFAULT_BANDWIDTH: f64 = 500e6;

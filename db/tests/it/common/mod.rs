@@ -28,3 +28,26 @@ pub fn for_all_boards(
         for_all_boards(pits, i + 1, left - v, f);
     }
 }
+
+/// The index ranges of `level` a bucket pass may meet, around the indices `found` of a child's
+/// parents: the level's quarters, and for each index the ranges that end or begin at it (the
+/// bounds exact: one in, one out). With `in_range`, a generator's indices in the range, each
+/// range is checked to give exactly the indices of `found` that lie in it, in order.
+pub fn check_parent_ranges(
+    level: &awari_db::Level,
+    found: &[u64],
+    what: &str,
+    mut in_range: impl FnMut(&awari_db::ParentRange) -> Vec<u64>,
+) {
+    let size = level.size();
+    let mut ranges: Vec<std::ops::Range<u64>> =
+        (0..4).map(|k| size * k / 4..size * (k + 1) / 4).collect();
+    for &q in found {
+        ranges.extend([q..q + 1, 0..q, q + 1..size, q.saturating_sub(7)..q]);
+    }
+    for range in ranges {
+        let got = in_range(&level.parent_range(range.clone()));
+        let expect: Vec<u64> = found.iter().copied().filter(|q| range.contains(q)).collect();
+        assert_eq!(got, expect, "{what} in {range:?}");
+    }
+}
