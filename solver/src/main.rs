@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use awari_db::Levels;
 use awari_solver::build::{build, BuildOptions};
+use awari_solver::plan;
 use awari_solver::report::{self, Bars};
 use awari_solver::{stats, sys, verify};
 use clap::Parser;
@@ -54,9 +55,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             report::print_header();
             let start = std::time::Instant::now();
+            // The plan of what is left, at this run's pace (see `plan::time_left`).
+            let mut machine = plan::Machine::defaults(
+                rayon::current_num_threads(),
+                memory.or_else(sys::memory_available),
+            );
+            machine.mode = opts.mode;
+            machine.compress = compress;
+            machine.built = std::array::from_fn(|n| {
+                awari_db::level_exists(n as u32)
+                    && (awari_db::level_path(&db, n as u32).exists()
+                        || awari_db::compressed_path(&db, n as u32).exists())
+            });
             let (levels, reports) = build(&opts, &bars, |r| {
                 if let Some(b) = bars.current() {
                     b.finish_and_clear();
+                }
+                if let Some(line) = r
+                    .seconds
+                    .and_then(|secs| plan::time_left(&machine, max_stones, depth, r.seeds, secs))
+                {
+                    eprintln!("{line}");
                 }
                 report::print_row(r);
                 if let Some(c) = &r.compressed {

@@ -260,25 +260,152 @@ pub fn two_bit_is_faster(n: u32, m: &Machine) -> bool {
 /// [`two_bit_is_faster`] on a machine of `threads` threads and `memory` at the default rates
 /// and bandwidth: `build`'s auto mode where both out-of-core algorithms fit.
 pub fn auto_prefers_two_bit(n: u32, threads: usize, memory: Option<u64>) -> bool {
-    let m = Machine {
-        memory,
-        disk: None,
-        threads,
-        rate: DEFAULT_RATE,
-        low_ratio: DEFAULT_LOW_RATIO,
-        two_bit_ratio: DEFAULT_TWO_BIT_RATIO,
-        two_bit_passes: DEFAULT_TWO_BIT_PASSES,
-        depth_ratio: DEFAULT_DEPTH_RATIO,
-        verify_ratio: DEFAULT_DEPTH_RATIO,
-        bandwidth: DEFAULT_BANDWIDTH,
-        low_io_scale: 1.0,
-        two_bit_io_scale: 1.0,
-        source: DEFAULT_SOURCE.into(),
-        built: [false; 49],
-        compress: false,
-        mode: Mode::Auto,
+    two_bit_is_faster(n, &Machine::defaults(threads, memory))
+}
+
+impl Machine {
+    /// A machine of `threads` threads and `memory` at the default rates and bandwidth, no
+    /// level built, the mode chosen as `build` chooses it.
+    pub fn defaults(threads: usize, memory: Option<u64>) -> Machine {
+        Machine {
+            memory,
+            disk: None,
+            threads,
+            rate: DEFAULT_RATE,
+            low_ratio: DEFAULT_LOW_RATIO,
+            two_bit_ratio: DEFAULT_TWO_BIT_RATIO,
+            two_bit_passes: DEFAULT_TWO_BIT_PASSES,
+            depth_ratio: DEFAULT_DEPTH_RATIO,
+            verify_ratio: DEFAULT_DEPTH_RATIO,
+            bandwidth: DEFAULT_BANDWIDTH,
+            low_io_scale: 1.0,
+            two_bit_io_scale: 1.0,
+            source: DEFAULT_SOURCE.into(),
+            built: [false; 49],
+            compress: false,
+            mode: Mode::Auto,
+        }
+    }
+}
+
+/// What a build has left once level `n` is built in `seconds`: levels n+1..=`max` not built
+/// yet, as [`seconds_left`] estimates them on `m`, scaled by the pace of level `n` (its
+/// seconds over the plan's for it), in a line for the build's log: `None` where level `n`
+/// took under [`PACE_SECONDS`] (too short to say), or nothing is left.
+pub fn time_left(m: &Machine, max: u32, depth: bool, n: u32, seconds: f64) -> Option<String> {
+    if seconds < PACE_SECONDS || n >= max {
+        return None;
+    }
+    let l = level_plan(n, m, depth);
+    let planned = l.compute + l.io as f64 / m.bandwidth;
+    let left = seconds_left(n + 1, max, m, depth);
+    if !(planned.is_finite() && planned > 0.0 && left > 0.0) {
+        return None;
+    }
+    let pace = seconds / planned;
+    // Level 47 does not exist: after 46 only 48 is left.
+    let first = (n + 1..=max).find(|&k| level_exists(k)).unwrap_or(max);
+    let what = if first == max {
+        format!("level {max}")
+    } else {
+        format!("levels {first}..{max}")
     };
-    two_bit_is_faster(n, &m)
+    Some(format!(
+        "{what}: about {} more at this run's pace (level {n} took {pace:.2}× the time `plan` gives it)",
+        duration(left * pace)
+    ))
+}
+
+/// The least time of a level whose pace [`time_left`] extrapolates.
+pub const PACE_SECONDS: f64 = 5.0;
+
+/// How level `n` is built on machine `m` (with its depth pass where `depth`): what [`render`]
+/// shows of it. `compute` is NaN where no algorithm fits.
+struct LevelPlan {
+    /// The algorithm, as the plan's mode column names it.
+    mode: String,
+    ram: u64,
+    /// Seconds of computing.
+    compute: f64,
+    /// Bytes of sequential I/O.
+    io: u64,
+    /// Bytes of work files at the most.
+    work: u64,
+}
+
+/// Level `n`'s [`LevelPlan`] on machine `m`: the first algorithm that fits, as `build` picks
+/// it (or `m.mode`), at `m`'s rates.
+fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
+    let p = level_size(n);
+    let per_sec = m.rate * m.threads as f64;
+    let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
+    let in_memory = memory_needed(n, false);
+    let low = lowmem::memory_needed(n, m.threads);
+    let two_bit = twobit::memory_needed(n, m.threads);
+    let may = |mode: Mode| m.mode == Mode::Auto || m.mode == mode;
+    let both = m.mode == Mode::Auto && fits(low) && fits(two_bit);
+    let low_memory_first = !both || !two_bit_is_faster(n, m);
+    let (mode, ram, compute, io, work) = if may(Mode::InMemory) && fits(in_memory) {
+        let io = level_io(n, 1, false);
+        ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
+    } else if may(Mode::LowMemory) && fits(low) && low_memory_first {
+        let (passes, ram, compute, io) = low_memory_estimate(n, m);
+        let mode = if passes > 1 {
+            format!("low-memory, {passes} exit passes")
+        } else {
+            "low-memory".to_string()
+        };
+        (mode, ram, compute, io, lowmem::disk_needed(n))
+    } else if may(Mode::TwoBit) && fits(two_bit) {
+        let (passes, ram, compute, io) = two_bit_estimate(n, m);
+        let mode = if passes > 1 {
+            format!("two-bit, {passes} exit passes")
+        } else {
+            "two-bit".to_string()
+        };
+        (mode, ram, compute, io, twobit::disk_needed(n))
+    } else {
+        let need = match m.mode {
+            Mode::InMemory => in_memory,
+            Mode::LowMemory => low,
+            Mode::TwoBit => two_bit,
+            Mode::Auto => low.min(two_bit),
+        };
+        ("does not fit".to_string(), need, f64::NAN, 0, 0)
+    };
+    // The depth pass after the values: its RAM, time, I/O and wave files.
+    let (mode, ram, compute, io, work) = if depth {
+        let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
+        (
+            format!("{mode}, then the depth pass"),
+            ram.max(crate::depth::memory_used(n, m.memory)),
+            compute + p as f64 / (per_sec * m.depth_ratio),
+            io + crate::depth::work_io(n, passes),
+            work.max(crate::depth::disk_needed(n)),
+        )
+    } else {
+        (mode, ram, compute, io, work)
+    };
+    LevelPlan {
+        mode,
+        ram,
+        compute,
+        io,
+        work,
+    }
+}
+
+/// Seconds levels `from..=max` not yet built take on machine `m` (with their depth passes
+/// where `depth`), I/O included, as [`render`] estimates them; levels that fit nowhere count 0.
+pub fn seconds_left(from: u32, max: u32, m: &Machine, depth: bool) -> f64 {
+    (from..=max)
+        .filter(|&n| level_exists(n) && !m.built[n as usize])
+        .map(|n| {
+            let l = level_plan(n, m, depth);
+            l.compute + l.io as f64 / m.bandwidth
+        })
+        .filter(|s| s.is_finite())
+        .sum()
 }
 
 /// A table of memory, disk, I/O and estimated time per level, with totals.
@@ -371,57 +498,16 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             continue;
         }
         disk_new += disk;
-        let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
-        let in_memory = memory_needed(n, false);
-        let low = lowmem::memory_needed(n, m.threads);
-        let two_bit = twobit::memory_needed(n, m.threads);
-        let may = |mode: Mode| m.mode == Mode::Auto || m.mode == mode;
-        let both = m.mode == Mode::Auto && fits(low) && fits(two_bit);
-        let low_memory_first = !both || !two_bit_is_faster(n, m);
-        let (mode, ram, compute, io, work) = if may(Mode::InMemory) && fits(in_memory) {
-            let io = level_io(n, 1, false);
-            ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
-        } else if may(Mode::LowMemory) && fits(low) && low_memory_first {
-            let (passes, ram, compute, io) = low_memory_estimate(n, m);
-            let mode = if passes > 1 {
-                format!("low-memory, {passes} exit passes")
-            } else {
-                "low-memory".to_string()
-            };
-            (mode, ram, compute, io, lowmem::disk_needed(n))
-        } else if may(Mode::TwoBit) && fits(two_bit) {
-            let (passes, ram, compute, io) = two_bit_estimate(n, m);
-            let mode = if passes > 1 {
-                format!("two-bit, {passes} exit passes")
-            } else {
-                "two-bit".to_string()
-            };
-            (mode, ram, compute, io, twobit::disk_needed(n))
-        } else {
-            if first_unfit.is_none() {
-                first_unfit = Some(n);
-            }
-            let need = match m.mode {
-                Mode::InMemory => in_memory,
-                Mode::LowMemory => low,
-                Mode::TwoBit => two_bit,
-                Mode::Auto => low.min(two_bit),
-            };
-            ("does not fit".to_string(), need, f64::NAN, 0, 0)
-        };
-        // The depth pass after the values: its RAM, time, I/O and wave files.
-        let (mode, ram, compute, io, work) = if depth {
-            let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
-            (
-                format!("{mode}, then the depth pass"),
-                ram.max(crate::depth::memory_used(n, m.memory)),
-                compute + p as f64 / (per_sec * m.depth_ratio),
-                io + crate::depth::work_io(n, passes),
-                work.max(crate::depth::disk_needed(n)),
-            )
-        } else {
-            (mode, ram, compute, io, work)
-        };
+        let LevelPlan {
+            mode,
+            ram,
+            compute,
+            io,
+            work,
+        } = level_plan(n, m, depth);
+        if compute.is_nan() && first_unfit.is_none() {
+            first_unfit = Some(n);
+        }
         // Compressed as built: the plain table stays until its compressed form is written.
         let work = work + if m.compress { p } else { 0 };
         peak_work = peak_work.max(work);
@@ -895,6 +981,51 @@ mod tests {
         assert!(
             assumptions(&m).contains("two-bit 0.80M (with 4 exit passes; 5.8% more time a pass)")
         );
+    }
+
+    /// What a build has left: the plan's seconds for the levels above, scaled by the pace of
+    /// the level just built; nothing for a short level or the last one.
+    #[test]
+    fn the_time_left_follows_the_pace_of_the_last_level() {
+        let g = 1u64 << 30;
+        let m = Machine::defaults(16, Some(64 * g));
+        let planned = |n: u32| {
+            let l = level_plan(n, &m, false);
+            l.compute + l.io as f64 / m.bandwidth
+        };
+        let left = seconds_left(41, 48, &m, false);
+        assert!(
+            left > 0.0
+                && (left
+                    - (41..=48)
+                        .filter(|&n| level_exists(n))
+                        .map(planned)
+                        .sum::<f64>())
+                .abs()
+                    < 1e-6 * left
+        );
+        // Level 40 at the plan's pace, then twice as slow.
+        let line = time_left(&m, 48, false, 40, planned(40)).unwrap();
+        assert!(
+            line.starts_with(&format!("levels 41..48: about {} more", duration(left))),
+            "{line}"
+        );
+        assert!(line.contains("level 40 took 1.00×"), "{line}");
+        let slow = time_left(&m, 48, false, 40, 2.0 * planned(40)).unwrap();
+        assert!(
+            slow.contains(&duration(2.0 * left)) && slow.contains("2.00×"),
+            "{slow}"
+        );
+        assert!(time_left(&m, 48, false, 46, planned(46))
+            .unwrap()
+            .starts_with("level 48: about"));
+        // Too short to tell, or nothing left.
+        assert_eq!(time_left(&m, 48, false, 20, PACE_SECONDS - 0.1), None);
+        assert_eq!(time_left(&m, 48, false, 48, 1000.0), None);
+        // Levels already built are not left.
+        let mut built = m.clone();
+        built.built[41..=48].iter_mut().for_each(|b| *b = true);
+        assert_eq!(time_left(&built, 48, false, 40, planned(40)), None);
     }
 
     /// The traffic scales apply to the out-of-core levels' own I/O, not the lower levels'.

@@ -47,7 +47,11 @@ pub fn check_parent_ranges(
     }
     for range in ranges {
         let got = in_range(&level.parent_range(range.clone()));
-        let expect: Vec<u64> = found.iter().copied().filter(|q| range.contains(q)).collect();
+        let expect: Vec<u64> = found
+            .iter()
+            .copied()
+            .filter(|q| range.contains(q))
+            .collect();
         assert_eq!(got, expect, "{what} in {range:?}");
     }
 }
