@@ -78,6 +78,32 @@ pub(crate) fn forward(board: &Board, rules: Rules, counter: &mut QuietMoves) -> 
     }
 }
 
+/// The forward pass over a bucket of `level` from position `lo`, one element of `bucket` a
+/// position: `set(element, terminal value or NO_EXIT)` for each, in parallel `chunk`s of
+/// positions, each visited in index order (the two-bit builder's exits phase, the class pass's
+/// phase 1).
+pub(crate) fn forward_bucket<T: Sync>(
+    level: Level,
+    rules: Rules,
+    lo: u64,
+    bucket: &[T],
+    chunk: usize,
+    set: impl Fn(&T, i8) + Sync,
+    progress: &dyn Progress,
+) {
+    bucket.par_chunks(chunk).enumerate().for_each(|(k, part)| {
+        let start = lo + (k * chunk) as u64;
+        let mut counter = QuietMoves::new();
+        for (e, board) in part
+            .iter()
+            .zip(level.boards(start..start + part.len() as u64))
+        {
+            set(e, forward(&board, rules, &mut counter).0);
+        }
+        progress.advance(part.len() as u64);
+    });
+}
+
 /// What the exits phase of one level cost, for the build summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ExitsStats {

@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 use super::super::CHUNK;
 use super::{BadChecksum, ClassPass, ClassStage, DepthError, Inconsistent, LISTS};
-use crate::exits::forward;
+use crate::exits::{forward, forward_bucket};
 use crate::progress::Progress;
 use crate::seed_records::{finish_record, push_flagged_seed};
 use crate::settle::NO_EXIT;
@@ -163,25 +163,15 @@ impl ClassPass<'_> {
         for &(lo, hi) in &buckets {
             // Every byte is set by the forward pass: a terminal position's is marked.
             let exits = &map.words()[..(hi - lo) as usize];
-            let (level, rules) = (self.level, self.rules);
-            exits
-                .par_chunks(CHUNK as usize)
-                .enumerate()
-                .for_each(|(k, part)| {
-                    let start = lo + k as u64 * CHUNK;
-                    let mut counter = QuietMoves::new();
-                    for (e, board) in part
-                        .iter()
-                        .zip(level.boards(start..start + part.len() as u64))
-                    {
-                        let exit = match forward(&board, rules, &mut counter).0 {
-                            NO_EXIT => 0,
-                            _ => TERMINAL_MARK,
-                        };
-                        e.store(exit, Relaxed);
-                    }
-                    progress.advance(part.len() as u64);
-                });
+            forward_bucket(
+                self.level,
+                self.rules,
+                lo,
+                exits,
+                CHUNK as usize,
+                |e, exit| e.store(if exit == NO_EXIT { 0 } else { TERMINAL_MARK }, Relaxed),
+                progress,
+            );
             self.stream
                 .run(lo..hi, |batch| raise_exits(exits, lo, batch), progress)?;
             self.write_lists(lo, exits, progress)?;

@@ -5,12 +5,12 @@
 
 use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 
-use awari_db::{QuietMoves, TableError};
+use awari_db::TableError;
 use rayon::prelude::*;
 
 use super::work_files::{ExitList, RecordWriter};
 use super::{Stage, TwoBit, CHUNK};
-use crate::exits::forward;
+use crate::exits::forward_bucket;
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
 use crate::seed_records::{finish_record, push_seed};
@@ -42,22 +42,15 @@ impl TwoBit<'_> {
         for &(lo, hi) in &buckets {
             // Every byte is set by the forward pass below.
             let exits = &map.words()[..(hi - lo) as usize];
-            let level = self.level;
-            let rules = self.rules;
-            exits
-                .par_chunks(CHUNK as usize)
-                .enumerate()
-                .for_each(|(k, part)| {
-                    let start = lo + k as u64 * CHUNK;
-                    let mut counter = QuietMoves::new();
-                    for (e, board) in part
-                        .iter()
-                        .zip(level.boards(start..start + part.len() as u64))
-                    {
-                        e.store(forward(&board, rules, &mut counter).0, Relaxed);
-                    }
-                    progress.advance(part.len() as u64);
-                });
+            forward_bucket(
+                self.level,
+                self.rules,
+                lo,
+                exits,
+                CHUNK as usize,
+                |e, exit| e.store(exit, Relaxed),
+                progress,
+            );
             self.stream.run(
                 lo..hi,
                 |batch| {
