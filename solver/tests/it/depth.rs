@@ -218,17 +218,7 @@ fn verify_prove_rejects_a_false_cycle() {
     let changed = temp("depth-prove-changed");
     common::copy_levels(&good, &changed, 0..=12);
     let level = Level::new(12);
-    let mut data = std::fs::read(awari_db::level_path(&good, 12)).unwrap()[64..].to_vec();
-    let i = (0..level.size())
-        .find(|&i| data[i as usize] as i8 > 2)
-        .unwrap();
-    data[i as usize] = (data[i as usize] as i8 - 2) as u8;
-    awari_db::write_table(
-        awari_db::level_path(&changed, 12),
-        awari_db::Header::values(rules, 12),
-        &data,
-    )
-    .unwrap();
+    let i = common::lower_a_won_value(&changed, rules, 12);
     let o = solver(&["verify", "--db", s(&changed), "--prove", "--stones", "12"]);
     let t = text(&o);
     assert!(!o.status.success(), "{t}");

@@ -170,3 +170,15 @@ pub fn make_false_cycle(dir: &Path, rules: Rules, n: u32) -> Vec<awari_db::Board
     }
     panic!("no consistent false cycle found in level {n} under {rules}");
 }
+
+/// Lower by 2 the first value of level `n` in `dir` above 2 (a win by 3 or more becomes one by
+/// 1 or more less), the table rewritten with a new checksum: the entry is then not the best of
+/// its moves, which only the consistency check finds. Returns its index.
+pub fn lower_a_won_value(dir: &Path, rules: Rules, n: u32) -> u64 {
+    let path = awari_db::level_path(dir, n);
+    let mut data = std::fs::read(&path).unwrap()[64..].to_vec();
+    let i = data.iter().position(|&v| v as i8 > 2).unwrap();
+    data[i] = (data[i] as i8 - 2) as u8;
+    awari_db::write_table(&path, awari_db::Header::values(rules, n), &data).unwrap();
+    i as u64
+}
