@@ -5,7 +5,7 @@
 //! exit become losable too). The seeds go to the seed files, which the propagation reads
 //! back, and to the log with their values (see `log`).
 
-use awari_db::TableError;
+use awari_db::{Board, TableError};
 use rayon::prelude::*;
 
 use super::log::{entry, SettledLog};
@@ -58,15 +58,18 @@ impl TwoBit<'_> {
                     .into_iter()
                     .filter(|&(k, _)| self.make_losable(start + u64::from(k)))
                     .collect();
-                // The loss tests (children read at random; a child won in another chunk later is
-                // tested again by its propagation).
-                seed_boards(&self.level, start, candidates.iter().copied())
+                // The loss tests (children read at random, pipelined; a child won in another
+                // chunk later is tested again by its propagation). A child won stays won, so
+                // a test that passed still holds when its position is settled.
+                let boards: Vec<Board> =
+                    seed_boards(&self.level, start, candidates.iter().copied())
+                        .into_iter()
+                        .map(|(board, _)| board)
+                        .collect();
+                self.all_children_won(&boards)
                     .into_iter()
                     .zip(&candidates)
-                    .filter(|((board, _), &(k, _))| {
-                        self.children_all_won(board, None)
-                            && self.settle(start + u64::from(k), false)
-                    })
+                    .filter(|&(lost, &(k, _))| lost && self.settle(start + u64::from(k), false))
                     .map(|(_, &(k, _))| (k, false))
                     .collect()
             },
