@@ -16,7 +16,8 @@
 #                   are skipped, so a run stopped part way resumes)
 #   FILTER=expr   a nextest filter expression: only these tests run against each mutant
 #                 (default: all, but for settle.rs the quick checks that a wrong settled value
-#                 cannot pass, and for moves.rs and unmoves.rs the rules' and un-moves' checks, see below; run
+#                 cannot pass, for moves.rs and unmoves.rs the rules' and un-moves' checks, and for
+#                 parent_range.rs its own and the ranked generators' range checks, see below; run
 #                 their missed mutants again with FILTER='all()')
 # Mutants are built with the `mutants` profile (Cargo.toml: the test profile's optimisation,
 # but incremental with 256 codegen units), so a mutant rebuilds in about 5 s instead of 36,
@@ -27,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=("$@")
 if [ ${#FILES[@]} -eq 0 ]; then
-  FILES=(db/src/rules.rs db/src/board.rs db/src/moves.rs db/src/unmoves.rs db/src/index.rs solver/src/settle.rs)
+  FILES=(db/src/rules.rs db/src/board.rs db/src/moves.rs db/src/unmoves.rs db/src/index.rs db/src/parent_range.rs solver/src/settle.rs)
 fi
 OUT=${OUT:-target/mutants}
 mkdir -p "$OUT"
@@ -55,6 +56,10 @@ if [ "${SUMMARY_ONLY:-}" != 1 ]; then
       # The rules' cases, the OpenSpiel vectors, and the exhaustive and random un-move and
       # un-capture checks: about 26 s, against the db tier's 60-90.
       filter='test(/^(moves|unmoves|uncaptures)::/) | test(properties::unmoves_invert_moves)'
+    fi
+    if [ -z "$filter" ] && [ "$f" = db/src/parent_range.rs ]; then
+      # Its own checks and the ranked generators' exhaustive range bounds: about 16 s.
+      filter='test(parent_range) | test(ranked_)'
     fi
     cargo mutants -p "$pkg" --file "$f" --test-tool nextest --profile mutants \
       --jobs "${JOBS:-1}" --timeout "${TIMEOUT:-300}" --output "$dir" --no-shuffle $ITERATE \

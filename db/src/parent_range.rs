@@ -172,6 +172,25 @@ mod tests {
         assert!(dropped > 0 && kept_with_parents > 0);
     }
 
+    /// The bound on the passes over pit 11: one more than the second smallest pit of the
+    /// mover's row, whichever pits hold them (ties too); the opponent's row does not count.
+    #[test]
+    fn the_passes_over_pit_11_follow_the_second_smallest_pit() {
+        for (row, most) in [
+            ([0, 0, 4, 4, 4, 4], 1),
+            ([0, 5, 3, 9, 7, 6], 4),
+            ([4, 4, 4, 4, 4, 0], 5),
+            ([2, 2, 7, 8, 9, 0], 3),
+            ([6, 1, 1, 8, 0, 3], 2),
+            ([7, 9, 8, 0, 6, 12], 7),
+        ] {
+            let mut pits = [0u8; 12];
+            pits[..6].copy_from_slice(&row);
+            pits[6..].copy_from_slice(&[0, 1, 0, 2, 0, 3]);
+            assert_eq!(most_passes_over_pit_11(pack(&pits)), most, "{row:?}");
+        }
+    }
+
     /// The pit-11 span of a range: the first and last boards', and no board of the range
     /// outside it.
     #[test]
