@@ -53,14 +53,7 @@ impl Board {
         level: &Level,
         mut f: impl FnMut(u64, Board, u8),
     ) {
-        let child = pack(&self.pits());
-        let mut unchanged: Option<Option<(u64, usize)>> = None;
-        unsow_all(child, rules, |parent, h, row_changed| {
-            let high = if row_changed {
-                level.rank_high(parent)
-            } else {
-                *unchanged.get_or_insert_with(|| level.rank_high(parent))
-            };
+        unsow_ranking_high(pack(&self.pits()), rules, level, |parent, h, high| {
             if let Some((high, r)) = high {
                 f(
                     high + level.rank_low(parent, r),
@@ -164,15 +157,7 @@ impl Board {
         if !range.may_hold_a_parent_of(child, false) {
             return;
         }
-        // As in `for_each_ranked_predecessor_pit`: the opponent row's part of the index once
-        // for the parents whose un-sowing left that row as it was.
-        let mut unchanged: Option<Option<(u64, usize)>> = None;
-        unsow_all(child, rules, |parent, _, row_changed| {
-            let high = if row_changed {
-                level.rank_high(parent)
-            } else {
-                *unchanged.get_or_insert_with(|| level.rank_high(parent))
-            };
+        unsow_ranking_high(child, rules, level, |parent, _, high| {
             if let Some(q) = level.rank_low_in(parent, high, range.range()) {
                 f(q);
             }
@@ -258,6 +243,27 @@ fn unsow_all(child: Packed, rules: Rules, mut f: impl FnMut(Packed, usize, bool)
             }
         }
     }
+}
+
+/// [`unsow_all`] with each parent's [`Level::rank_high`] in `level`: `f(parent, pit, high)`.
+/// The opponent row's part of the index is computed once for all the parents whose un-sowing
+/// left that row as it was (most of them), and again only for the others.
+#[inline(always)]
+fn unsow_ranking_high(
+    child: Packed,
+    rules: Rules,
+    level: &Level,
+    mut f: impl FnMut(Packed, usize, Option<(u64, usize)>),
+) {
+    let mut unchanged: Option<Option<(u64, usize)>> = None;
+    unsow_all(child, rules, |parent, h, row_changed| {
+        let high = if row_changed {
+            level.rank_high(parent)
+        } else {
+            *unchanged.get_or_insert_with(|| level.rank_high(parent))
+        };
+        f(parent, h, high);
+    });
 }
 
 /// `UNSOW[h][j]`: what un-sowing adds to the sown board to give the parent that sowed pit `h`
