@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use awari_db::Rules;
-use awari_db::{level_exists, level_path};
 use awari_solver::build::Mode;
 use awari_solver::depth::DepthForm;
 use awari_solver::{plan, sys, verify};
@@ -556,11 +555,7 @@ impl PlanArgs {
             two_bit_io_scale,
             source,
             mode: mode.into(),
-            built: std::array::from_fn(|n| {
-                level_exists(n as u32)
-                    && (level_path(&db, n as u32).exists()
-                        || awari_db::compressed_path(&db, n as u32).exists())
-            }),
+            built: plan::built_levels(&db),
             compress,
         };
         Ok(plan::render(max_stones, &machine, depth))

@@ -62,11 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             machine.mode = opts.mode;
             machine.compress = compress;
-            machine.built = std::array::from_fn(|n| {
-                awari_db::level_exists(n as u32)
-                    && (awari_db::level_path(&db, n as u32).exists()
-                        || awari_db::compressed_path(&db, n as u32).exists())
-            });
+            machine.built = plan::built_levels(&db);
             let (levels, reports) = build(&opts, &bars, |r| {
                 if let Some(b) = bars.current() {
                     b.finish_and_clear();

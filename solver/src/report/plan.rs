@@ -296,8 +296,7 @@ pub fn time_left(m: &Machine, max: u32, depth: bool, n: u32, seconds: f64) -> Op
     if seconds < PACE_SECONDS || n >= max {
         return None;
     }
-    let l = level_plan(n, m, depth);
-    let planned = l.compute + l.io as f64 / m.bandwidth;
+    let planned = level_plan(n, m, depth).seconds(m);
     let left = seconds_left(n + 1, max, m, depth);
     if !(planned.is_finite() && planned > 0.0 && left > 0.0) {
         return None;
@@ -316,6 +315,15 @@ pub fn time_left(m: &Machine, max: u32, depth: bool, n: u32, seconds: f64) -> Op
     ))
 }
 
+/// Which levels the database directory `db` holds, plain or compressed: [`Machine::built`].
+pub fn built_levels(db: &std::path::Path) -> [bool; 49] {
+    std::array::from_fn(|n| {
+        level_exists(n as u32)
+            && (awari_db::level_path(db, n as u32).exists()
+                || awari_db::compressed_path(db, n as u32).exists())
+    })
+}
+
 /// The least time of a level whose pace [`time_left`] extrapolates.
 pub const PACE_SECONDS: f64 = 5.0;
 
@@ -331,6 +339,14 @@ struct LevelPlan {
     io: u64,
     /// Bytes of work files at the most.
     work: u64,
+}
+
+impl LevelPlan {
+    /// Seconds in all on machine `m`: computing, and the I/O at its bandwidth (NaN where no
+    /// algorithm fits).
+    fn seconds(&self, m: &Machine) -> f64 {
+        self.compute + self.io as f64 / m.bandwidth
+    }
 }
 
 /// Level `n`'s [`LevelPlan`] on machine `m`: the first algorithm that fits, as `build` picks
@@ -400,10 +416,7 @@ fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
 pub fn seconds_left(from: u32, max: u32, m: &Machine, depth: bool) -> f64 {
     (from..=max)
         .filter(|&n| level_exists(n) && !m.built[n as usize])
-        .map(|n| {
-            let l = level_plan(n, m, depth);
-            l.compute + l.io as f64 / m.bandwidth
-        })
+        .map(|n| level_plan(n, m, depth).seconds(m))
         .filter(|s| s.is_finite())
         .sum()
 }
@@ -498,13 +511,15 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             continue;
         }
         disk_new += disk;
+        let plan = level_plan(n, m, depth);
+        let secs = plan.seconds(m);
         let LevelPlan {
             mode,
             ram,
             compute,
             io,
             work,
-        } = level_plan(n, m, depth);
+        } = plan;
         if compute.is_nan() && first_unfit.is_none() {
             first_unfit = Some(n);
         }
@@ -515,7 +530,6 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         if !disk_ok && first_no_disk.is_none() {
             first_no_disk = Some(n);
         }
-        let secs = compute + io as f64 / m.bandwidth;
         if secs.is_finite() {
             secs_total += secs;
             io_total += io;
@@ -989,10 +1003,7 @@ mod tests {
     fn the_time_left_follows_the_pace_of_the_last_level() {
         let g = 1u64 << 30;
         let m = Machine::defaults(16, Some(64 * g));
-        let planned = |n: u32| {
-            let l = level_plan(n, &m, false);
-            l.compute + l.io as f64 / m.bandwidth
-        };
+        let planned = |n: u32| level_plan(n, &m, false).seconds(&m);
         let left = seconds_left(41, 48, &m, false);
         assert!(
             left > 0.0
