@@ -47,7 +47,7 @@ pub enum TableError {
         source: std::io::Error,
     },
     /// The file does not start with the table magic.
-    #[error("{}: not an awari table (bad magic: expected {expected:?}, got {got:?})", path.display())]
+    #[error("{}: not an awari table (bad magic: expected \"{}\", got \"{}\")", path.display(), magic_text(expected), magic_text(got))]
     BadMagic {
         /// The file.
         path: PathBuf,
@@ -55,6 +55,43 @@ pub enum TableError {
         expected: [u8; 8],
         /// The first eight bytes of the file.
         got: [u8; 8],
+    },
+    /// A file shorter than a table header (an empty file, a truncated one).
+    #[error("{}: too short ({len} bytes, a header is {}): truncated, or not a table", path.display(), crate::format::HEADER_LEN)]
+    TooShort {
+        /// The file.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: u64,
+    },
+    /// A path that is not a regular file (a directory, a FIFO, a device, a socket): refused
+    /// before it is opened (a FIFO would wait for a writer, a device never ends).
+    #[error("{}: not a regular file (it is {kind})", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is: "a directory", "a FIFO", ...
+        kind: &'static str,
+    },
+    /// A symbolic link whose target does not exist.
+    #[error("{}: dangling symlink (its target {} does not exist)", path.display(), target.display())]
+    DanglingSymlink {
+        /// The link.
+        path: PathBuf,
+        /// Where it points.
+        target: PathBuf,
+    },
+    /// A stored value outside −n..n for a level of n seeds: the table is damaged.
+    #[error("{}: entry {index} holds {value}, outside -{seeds}..{seeds}: the table is damaged (run awari-solver verify)", path.display())]
+    BadValue {
+        /// The file.
+        path: PathBuf,
+        /// The entry.
+        index: u64,
+        /// What it holds.
+        value: i8,
+        /// The level.
+        seeds: u32,
     },
     /// A format version this library does not read.
     #[error("{}: format version {got} is not supported (expected {expected})", path.display())]
@@ -129,6 +166,16 @@ pub enum TableError {
         /// What is wrong with it.
         what: String,
     },
+    /// A work file or checkpoint of a build, a depth pass or a proof that fails its checks
+    /// (a checksum, a bound): it is not believed. A resume that meets one starts the level
+    /// (or the damaged part of it) afresh.
+    #[error("{}: damaged ({what})", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
 }
 
 /// What to do about a table of level `seeds` of a retired coder: what it held, and how to
@@ -161,6 +208,14 @@ pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     line
+}
+
+/// Eight magic bytes as text, the unprintable ones escaped: `AWARITB\x1a`.
+fn magic_text(m: &[u8; 8]) -> String {
+    m.iter()
+        .flat_map(|&b| std::ascii::escape_default(b))
+        .map(char::from)
+        .collect()
 }
 
 #[cfg(test)]

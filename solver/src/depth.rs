@@ -132,7 +132,7 @@ use wave_state::WaveState;
 use work_files::wave_path;
 
 /// Positions per chunk: the unit of the wave records (as the two-bit builder's).
-const CHUNK: u64 = 1 << 20;
+const CHUNK: u64 = crate::seed_records::CHUNK;
 /// Positions per state word.
 const PER_WORD: u64 = 32;
 /// Positions per bit of the map of blocks holding new positions.
@@ -424,6 +424,17 @@ impl<'a> DepthPass<'a> {
     /// [`DepthError::Unproven`]); without, only the report is made (`verify --prove`). The work
     /// files are removed at the end.
     pub fn run(
+        self,
+        write: bool,
+        keep: usize,
+        progress: &dyn Progress,
+    ) -> Result<DepthReport, DepthError> {
+        let checkpoint = resume_path(&self.out, self.level.seeds());
+        self.run_from_stage(write, keep, progress)
+            .inspect_err(|e| forget_damaged(e, &checkpoint))
+    }
+
+    fn run_from_stage(
         mut self,
         write: bool,
         keep: usize,
@@ -545,5 +556,14 @@ impl<'a> DepthPass<'a> {
             inconsistent,
             inconsistent_examples: self.mismatch_examples.into_inner().expect("no panic"),
         })
+    }
+}
+
+/// After a pass met a damaged work file (one its resume did not read), remove its
+/// checkpoint `checkpoint`, so that the next run starts the level afresh rather than believe
+/// the files again.
+pub(crate) fn forget_damaged(e: &DepthError, checkpoint: &std::path::Path) {
+    if let DepthError::Table(TableError::Damaged { .. }) = e {
+        let _ = std::fs::remove_file(checkpoint);
     }
 }

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod checkpoint;
 pub mod compare;
 pub mod compress;
 pub mod depth;

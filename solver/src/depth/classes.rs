@@ -83,7 +83,9 @@ use awari_db::{Level, Levels, Rules, Table, TableError};
 
 use super::wave_state::WaveState;
 use super::waves::DURABLE_WAVES_FROM;
-use super::{remove_work_files, BadChecksum, DepthError, DepthReport, Inconsistent, Unproven};
+use super::{
+    forget_damaged, remove_work_files, BadChecksum, DepthError, DepthReport, Inconsistent, Unproven,
+};
 use crate::exits::{CaptureStream, ExitsStats};
 use crate::progress::Progress;
 use crate::sys;
@@ -246,6 +248,17 @@ impl<'a> ClassPass<'a> {
     /// [`DepthError::Unproven`]; with the value check, when no entry is wrong: else
     /// [`DepthError::Inconsistent`] after phase 1). The work files are removed at the end.
     pub fn run(
+        self,
+        write: bool,
+        keep: usize,
+        progress: &dyn Progress,
+    ) -> Result<DepthReport, DepthError> {
+        let checkpoint = class_resume_path(&self.out, self.level.seeds());
+        self.run_from_stage(write, keep, progress)
+            .inspect_err(|e| forget_damaged(e, &checkpoint))
+    }
+
+    fn run_from_stage(
         mut self,
         write: bool,
         keep: usize,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use awari_db::{depth_path, Header, TableWriter};
 use rayon::prelude::*;
 
-use super::work_files::WaveReader;
+use super::work_files::wave_reader;
 use super::{wave_path, window, DepthError, DepthPass, CHUNK};
 use crate::progress::Progress;
 use crate::seed_records::decode_seeds;
@@ -27,10 +27,10 @@ impl DepthPass<'_> {
         };
         let path = depth_path(&self.out, n);
         let mut writer = TableWriter::create(&path, Header::depth(self.rules, n, width))?;
-        let mut readers = (1..=u32::from(max_depth))
-            .map(|k| WaveReader::open(&wave_path(&self.out, n, k)).map(|r| (k as u16, r)))
-            .collect::<Result<Vec<_>, _>>()?;
         let chunks = size.div_ceil(CHUNK);
+        let mut readers = (1..=u32::from(max_depth))
+            .map(|k| wave_reader(&wave_path(&self.out, n, k), chunks).map(|r| (k as u16, r)))
+            .collect::<Result<Vec<_>, _>>()?;
         let w = usize::from(width);
         let window = window();
         for first in (0..chunks).step_by(window as usize) {
@@ -52,10 +52,8 @@ impl DepthPass<'_> {
                     for (_, k, body) in records.iter().filter(|r| r.0 == c) {
                         for (o, _) in decode_seeds(body) {
                             let o = o as usize * w;
-                            if w == 1 {
-                                out[o] = *k as u8;
-                            } else {
-                                out[o..o + 2].copy_from_slice(&k.to_le_bytes());
+                            if let Some(e) = out.get_mut(o..o + w) {
+                                e.copy_from_slice(&k.to_le_bytes()[..w]);
                             }
                         }
                     }

@@ -11,7 +11,7 @@ use awari_db::{Board, Level};
 use rayon::prelude::*;
 
 use super::wave_state::{WaveState, DONE};
-use super::work_files::WaveReader;
+use super::work_files::wave_reader;
 use super::{wave_path, DepthError, DepthPass, Unproven, CHUNK};
 use crate::seed_records::decode_seeds;
 use crate::settle::seed_boards;
@@ -38,7 +38,9 @@ impl DepthPass<'_> {
     /// Mark the positions of wave file `k` done; returns how many it holds.
     pub(super) fn mark_done(&self, k: u32) -> Result<u64, DepthError> {
         let path = wave_path(&self.out, self.level.seeds(), k);
-        for_each_entry(&path, |q, _| self.wave().or_code(q, DONE))
+        for_each_entry(&path, self.level.size(), |q, _| {
+            self.wave().or_code(q, DONE)
+        })
     }
 
     /// Propagate wave `k` (see [`propagate_file`]): the new positions of wave k+1 are
@@ -167,7 +169,7 @@ pub(super) fn propagate_file(
     level: &Level,
     expand: impl Fn(&[(u64, Board)]) + Sync,
 ) -> Result<(), DepthError> {
-    let mut reader = WaveReader::open(path)?;
+    let mut reader = wave_reader(path, level.size().div_ceil(CHUNK))?;
     loop {
         let batch = reader.batch(WAVE_BATCH)?;
         if batch.is_empty() {
@@ -194,9 +196,14 @@ pub(super) fn propagate_file(
 }
 
 /// Read the records of `path` back in batches and hand `f` every entry (index, flag), each
-/// record in parallel: a wave file or a class list marked into the states.
-pub(super) fn for_each_entry(path: &Path, f: impl Fn(u64, bool) + Sync) -> Result<u64, DepthError> {
-    let mut reader = WaveReader::open(path)?;
+/// record in parallel: a wave file or a class list of a level of `size` positions marked into
+/// the states.
+pub(super) fn for_each_entry(
+    path: &Path,
+    size: u64,
+    f: impl Fn(u64, bool) + Sync,
+) -> Result<u64, DepthError> {
+    let mut reader = wave_reader(path, size.div_ceil(CHUNK))?;
     let mut count = 0;
     loop {
         let batch = reader.batch(WAVE_BATCH)?;
@@ -209,7 +216,9 @@ pub(super) fn for_each_entry(path: &Path, f: impl Fn(u64, bool) + Sync) -> Resul
                 let start = u64::from(*c) * CHUNK;
                 let seeds = decode_seeds(body);
                 for &(o, flag) in &seeds {
-                    f(start + u64::from(o), flag);
+                    if start + u64::from(o) < size {
+                        f(start + u64::from(o), flag);
+                    }
                 }
                 seeds.len() as u64
             })

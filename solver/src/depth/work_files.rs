@@ -1,13 +1,13 @@
 //! The work files of a depth pass besides its checkpoint: where they are, their removal, and
 //! the reading back of a wave file (`level-NN.dwave-KKKK`, the positions at depth K as seed
-//! records, see `crate::seed_records`).
+//! records, see `crate::seed_records`), each record checked.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use awari_db::table::tmp_path;
 use awari_db::TableError;
+
+use crate::seed_records::RecordReader;
 
 /// The work files of level `n`'s depth pass in `dir`: the checkpoint, and wave file `k`.
 pub fn resume_path(dir: &Path, n: u32) -> PathBuf {
@@ -48,72 +48,8 @@ pub fn remove_work_files(dir: &Path, n: u32) {
     }
 }
 
-/// Reads a wave file back, record by record (chunk, body).
-pub(super) struct WaveReader {
-    inner: BufReader<File>,
-    path: PathBuf,
-    peeked: Option<(u32, Vec<u8>)>,
-}
-
-impl WaveReader {
-    pub(super) fn open(path: &Path) -> Result<WaveReader, TableError> {
-        let file = File::open(path).map_err(|source| TableError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(WaveReader {
-            inner: BufReader::with_capacity(1 << 16, file),
-            path: path.to_path_buf(),
-            peeked: None,
-        })
-    }
-
-    /// The next record, if any.
-    fn next(&mut self) -> Result<Option<(u32, Vec<u8>)>, TableError> {
-        if let Some(r) = self.peeked.take() {
-            return Ok(Some(r));
-        }
-        let io = |source| TableError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        let mut head = [0u8; 8];
-        match self.inner.read_exact(&mut head) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            Err(e) => return Err(io(e)),
-        }
-        let chunk = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
-        let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
-        let mut body = vec![0u8; len];
-        self.inner.read_exact(&mut body).map_err(io)?;
-        Ok(Some((chunk, body)))
-    }
-
-    /// The next record if its chunk is below `chunk` (else it stays for the next call).
-    pub(super) fn next_before(&mut self, chunk: u32) -> Result<Option<(u32, Vec<u8>)>, TableError> {
-        match self.next()? {
-            Some(r) if r.0 < chunk => Ok(Some(r)),
-            other => {
-                self.peeked = other;
-                Ok(None)
-            }
-        }
-    }
-
-    /// Records totalling at least `bytes` (or what is left).
-    pub(super) fn batch(&mut self, bytes: usize) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
-        let mut out = Vec::new();
-        let mut total = 0;
-        while total < bytes {
-            match self.next()? {
-                Some(r) => {
-                    total += 8 + r.1.len();
-                    out.push(r);
-                }
-                None => break,
-            }
-        }
-        Ok(out)
-    }
+/// A wave file or class list of a level of `chunks` chunks read back, record by record,
+/// each checked (`crate::seed_records`).
+pub(super) fn wave_reader(path: &Path, chunks: u64) -> Result<RecordReader<'static>, TableError> {
+    RecordReader::open(path, 0, 1 << 16, chunks, None)
 }

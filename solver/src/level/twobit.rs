@@ -92,14 +92,14 @@ use crate::progress::Progress;
 use crate::settle::{BuilderError, LevelCounts};
 use crate::state::StateArray;
 use crate::sys;
-use checkpoint::{read_checkpoint, BadCheckpoint};
+use checkpoint::read_checkpoint;
 use log::SettledLog;
 use work_files::{IoCount, SEEDS_LOST, SEEDS_WON};
 
 /// Positions per state word.
 const PER_WORD: u64 = 32;
 /// Positions per chunk (2^20): the unit of the record files (a record per chunk).
-const CHUNK: u64 = 1 << 20;
+const CHUNK: u64 = crate::seed_records::CHUNK;
 const _: () = assert!(CHUNK % PER_WORD == 0);
 /// What an exit bucket is a multiple of: whole checksum chunks of the table, which the
 /// conversion writes a bucket at a time.
@@ -200,7 +200,7 @@ impl<'a> TwoBit<'a> {
             .map_err(BuilderError::Alloc)?;
         let checkpoint = match read_checkpoint(&work, n, rules) {
             Ok(c) => c,
-            Err(BadCheckpoint(why)) => {
+            Err(why) => {
                 if work.is_dir() {
                     eprintln!("level {n}: starting afresh: {why}");
                 }
@@ -231,7 +231,19 @@ impl<'a> TwoBit<'a> {
         if let Some(c) = checkpoint {
             // The part files follow the buckets of the run that wrote them.
             builder.bucket = c.bucket;
-            builder.roll_back(&c.files)?;
+            if let Err(e) = builder.roll_back(&c.files) {
+                let TableError::Damaged { .. } = e else {
+                    return Err(e.into());
+                };
+                eprintln!("level {n}: starting afresh: {e}");
+                remove_work_files(dir, n);
+                std::fs::create_dir_all(&builder.work).map_err(|source| TableError::Io {
+                    path: builder.work.clone(),
+                    source,
+                })?;
+                builder.bucket = bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT;
+                return Ok(builder);
+            }
             if let Stage::Settle { next } = c.stage {
                 builder.restore_states(next)?;
             }
@@ -244,8 +256,20 @@ impl<'a> TwoBit<'a> {
     }
 
     /// Build the level to its table, `dir/level-NN` (renamed into place), from wherever it
-    /// stands; the work files are removed at the end.
-    pub fn run(mut self, progress: &dyn Progress) -> Result<TwoBitReport, TableError> {
+    /// stands; the work files are removed at the end. A damaged work file (one the resume
+    /// did not read: a resume checks those it relies on) ends the run with
+    /// [`TableError::Damaged`] and removes the checkpoint, so that the next run starts the
+    /// level afresh.
+    pub fn run(self, progress: &dyn Progress) -> Result<TwoBitReport, TableError> {
+        let checkpoint = self.work.join(checkpoint::CKPT_NAME);
+        self.run_from_stage(progress).inspect_err(|e| {
+            if let TableError::Damaged { .. } = e {
+                let _ = std::fs::remove_file(&checkpoint);
+            }
+        })
+    }
+
+    fn run_from_stage(mut self, progress: &dyn Progress) -> Result<TwoBitReport, TableError> {
         let n = self.level.seeds();
         if let Stage::Exits { done } = self.stage {
             let t = Instant::now();

@@ -5,6 +5,7 @@
 
 mod common;
 mod compare;
+mod damage;
 mod depth;
 mod depth_classes;
 mod determinism;

@@ -34,7 +34,7 @@ use super::super::CHUNK;
 use super::{BadChecksum, ClassPass, ClassStage, DepthError, Inconsistent, LISTS};
 use crate::exits::{forward, forward_bucket};
 use crate::progress::Progress;
-use crate::seed_records::{finish_record, push_flagged_seed};
+use crate::seed_records::{finish_record, new_record, push_flagged_seed};
 use crate::settle::NO_EXIT;
 use crate::state::StateArray;
 use crate::verify::{self, raise_exits, TERMINAL_MARK};
@@ -110,7 +110,7 @@ pub(super) fn classify(chunk: u32, mut exit: impl FnMut(usize) -> i8, values: &[
         }
         let won = v > 0;
         let x = list_index(v.unsigned_abs(), won);
-        let (out, prev) = lists[x].get_or_insert_with(|| (vec![0u8; 8], -1));
+        let (out, prev) = lists[x].get_or_insert_with(|| (new_record(), -1));
         push_flagged_seed(out, prev, j as u32, won && exit(j) == v);
     }
     let records = lists
@@ -346,7 +346,7 @@ fn open_at(path: &Path, len: u64) -> Result<BufWriter<File>, TableError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seed_records::decode_seeds;
+    use crate::seed_records::{decode_seeds, record_body};
 
     #[test]
     fn classify_sorts_positions_into_class_lists() {
@@ -365,8 +365,8 @@ mod tests {
             .map(|(x, r)| {
                 let chunk = u32::from_le_bytes(r[0..4].try_into().unwrap());
                 let len = u32::from_le_bytes(r[4..8].try_into().unwrap()) as usize;
-                assert_eq!(len, r.len() - 8);
-                (*x, chunk, decode_seeds(&r[8..]))
+                assert_eq!(len, record_body(r).len());
+                (*x, chunk, decode_seeds(record_body(r)))
             })
             .collect();
         let want = vec![

@@ -66,10 +66,14 @@ impl ClassPass<'_> {
         );
         let exists = |p: &Path| p.exists();
         if exists(&won_list) {
-            for_each_entry(&won_list, |q, _| st.flip_code(q, DONE ^ OPEN_WON))?;
+            for_each_entry(&won_list, self.level.size(), |q, _| {
+                st.flip_code(q, DONE ^ OPEN_WON)
+            })?;
         }
         if exists(&lost_list) {
-            for_each_entry(&lost_list, |q, _| st.flip_code(q, DONE ^ OPEN_LOST))?;
+            for_each_entry(&lost_list, self.level.size(), |q, _| {
+                st.flip_code(q, DONE ^ OPEN_LOST)
+            })?;
         }
         let mut k = match from {
             None => {
@@ -84,7 +88,7 @@ impl ClassPass<'_> {
                 }
                 let lost = self.collect(v, false, 0)?;
                 if exists(&won_list) {
-                    for_each_entry(&won_list, |q, depth0| {
+                    for_each_entry(&won_list, self.level.size(), |q, depth0| {
                         if depth0 {
                             st.make_new(q);
                         }
@@ -106,7 +110,8 @@ impl ClassPass<'_> {
                 for j in 0..=k {
                     for (won, bits) in [(true, DONE ^ OPEN_WON), (false, DONE ^ OPEN_LOST)] {
                         let p = class_wave_path(&self.out, n, v, won, j);
-                        let c = for_each_entry(&p, |q, _| st.flip_code(q, bits))?;
+                        let c =
+                            for_each_entry(&p, self.level.size(), |q, _| st.flip_code(q, bits))?;
                         progress.advance(c);
                     }
                 }

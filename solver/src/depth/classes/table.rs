@@ -3,8 +3,6 @@
 //! wave files, so none is held open: each remembers where its next record starts and which
 //! chunk it is of, and is reopened there for the windows it has records in.
 
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
 use awari_db::{depth_path, Header, TableError, TableWriter};
@@ -13,7 +11,7 @@ use super::search::class_wave_path;
 use super::{ClassPass, LISTS};
 use crate::depth::{window, DepthError, CHUNK};
 use crate::progress::Progress;
-use crate::seed_records::decode_seeds;
+use crate::seed_records::{decode_seeds, RecordReader};
 
 /// One wave file being merged.
 struct Source {
@@ -73,7 +71,7 @@ impl ClassPass<'_> {
             let mut buf = vec![0u8; (hi - lo) as usize * w];
             for s in &mut sources {
                 if s.next.is_some_and(|c| u64::from(c) < last) {
-                    read_window(s, first, last, &mut buf, w)?;
+                    read_window(s, first, last, &mut buf, w, chunks)?;
                 }
             }
             writer.write(&buf)?;
@@ -92,40 +90,36 @@ fn read_window(
     last: u64,
     buf: &mut [u8],
     w: usize,
+    chunks: u64,
 ) -> Result<(), TableError> {
-    let io = |source| TableError::Io {
-        path: s.path.clone(),
-        source,
-    };
-    let mut f = File::open(&s.path).map_err(io)?;
-    f.seek(SeekFrom::Start(s.offset)).map_err(io)?;
-    let mut r = BufReader::with_capacity(1 << 16, f);
+    let mut r = RecordReader::open(&s.path, s.offset, 1 << 16, chunks, None)?;
     loop {
-        let mut head = [0u8; 8];
-        match r.read_exact(&mut head) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+        match r.peek_chunk()? {
+            None => {
                 s.next = None;
                 return Ok(());
             }
-            Err(e) => return Err(io(e)),
+            Some(chunk) if u64::from(chunk) >= last || u64::from(chunk) < first => {
+                // Past the window (a record before it would be out of order: damage).
+                if u64::from(chunk) < first {
+                    return Err(TableError::Damaged {
+                        path: s.path.clone(),
+                        what: format!("chunk {chunk} out of order"),
+                    });
+                }
+                s.next = Some(chunk);
+                s.offset = r.offset();
+                return Ok(());
+            }
+            Some(_) => {}
         }
-        let chunk = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
-        if u64::from(chunk) >= last {
-            s.next = Some(chunk);
-            return Ok(());
-        }
-        let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
-        let mut body = vec![0u8; len];
-        r.read_exact(&mut body).map_err(io)?;
-        s.offset += 8 + len as u64;
-        let base = (u64::from(chunk) - first) * CHUNK;
+        let (chunk, body) = r.next_record()?.expect("peeked");
+        s.offset = r.offset();
+        let base = ((u64::from(chunk) - first) * CHUNK) as usize;
         for (o, _) in decode_seeds(&body) {
-            let at = (base + u64::from(o)) as usize * w;
-            if w == 1 {
-                buf[at] = s.depth as u8;
-            } else {
-                buf[at..at + 2].copy_from_slice(&s.depth.to_le_bytes());
+            let at = (base + o as usize) * w;
+            if let Some(e) = buf.get_mut(at..at + w) {
+                e.copy_from_slice(&s.depth.to_le_bytes()[..w]);
             }
         }
     }

@@ -10,44 +10,39 @@
 //! truncates every listed file to its recorded length, removes the files written since, and
 //! rebuilds the states from the files ([`TwoBit::restore_states`]).
 
-use std::fs::File;
-use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
-use awari_db::table::rename_into_place;
 use awari_db::{level_size, Rules, TableError};
 use rayon::prelude::*;
 
 use super::codes::{LOST, WON};
 use super::log::decode;
 use super::stream::list_batch;
-use super::work_files::{part_of, work_dir, ExitList, RecordReader};
+use super::work_files::{part_of, work_dir, ExitList};
 use super::{Carried, Stage, TwoBit, CHUNK};
+use crate::checkpoint::{CheckpointError, Fields, Kind};
 use crate::seed_records::decode_seeds;
 
-/// The checkpoint file: where the level stands, and the work directory's record files.
+/// The checkpoint file: where the level stands, and the work directory's record files, in
+/// the frame of `crate::checkpoint` (magic b"AWARICKP", version 3), whose fields are, in
+/// order:
 ///
 /// ```text
-/// offset size  field
-///      0    8  magic, b"AWARICKP"
-///      8    4  version, u32 LE (2)
-///     12    1  rule set code
-///     13    1  stage: 0 exits, 1 settle, 2 convert
-///     14    1  settle: the next step
-///     15    1  reserved, zero
-///     16    4  seed count of the level, u32 LE
-///     20    4  times the level was resumed so far, u32 LE
-///     24    8  positions of the level, u64 LE
-///     32    8  exits: positions done, u64 LE
-///     40    8  files listed, u64 LE
-///     48   40  carried over for the summary: seconds (f64), bytes read, bytes written,
-///              exits seconds (f64), exits bytes read from storage (u64 LE each)
-///     88    4  exits passes, u32 LE
-///     92    4  the exit bucket, in chunks of 2^20 positions, u32 LE
-///     96    8  XXH3-64 of the body
-///    104   24  reserved, zero
-///    128    …  body: per file, its name's length (u8), its name (UTF-8), its length (u64 LE)
+/// field                                   type
+/// rule set code                           u8
+/// stage: 0 exits, 1 settle, 2 convert     u8
+/// settle: the next step                   u8
+/// seed count of the level                 u32
+/// times the level was resumed so far      u32
+/// positions of the level                  u64
+/// exits: positions done                   u64
+/// carried over for the summary: seconds   f64, then bytes read, bytes written (u64)
+/// exits seconds, exits bytes read         f64, u64
+/// exits passes                            u32
+/// the exit bucket, in chunks of 2^20      u32
+/// F: files listed                         u64
+/// per file: its name, its length          byte string (UTF-8), u64
 /// ```
 pub(super) struct Checkpoint {
     pub(super) stage: Stage,
@@ -70,16 +65,12 @@ pub(super) fn checkpoint_seconds() -> f64 {
         .unwrap_or(CHECKPOINT_SECONDS)
 }
 
-const CKPT_MAGIC: [u8; 8] = *b"AWARICKP";
-const CKPT_VERSION: u32 = 2;
-const CKPT_HEADER: usize = 128;
-const CKPT_NAME: &str = "resume";
+const KIND: Kind = Kind {
+    magic: *b"AWARICKP",
+    version: 3,
+};
+pub(super) const CKPT_NAME: &str = "resume";
 const CKPT_TMP: &str = "resume.tmp";
-
-/// Why a checkpoint was not used (it is then discarded and the level starts over).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(super) struct BadCheckpoint(pub(super) String);
 
 /// Whether `name` is one of the checkpoint's own files: not listed in it. (The table is
 /// written only after the last checkpoint, so it is never listed either, and a resume
@@ -92,11 +83,6 @@ impl TwoBit<'_> {
     /// Write the checkpoint of where the build stands, atomically. Every record file is
     /// synced already (by its writer).
     pub(super) fn checkpoint(&self) -> Result<(), TableError> {
-        let tmp = self.work.join(CKPT_TMP);
-        let io = |source| TableError::Io {
-            path: tmp.clone(),
-            source,
-        };
         let mut files: Vec<(String, u64)> = Vec::new();
         for entry in std::fs::read_dir(&self.work).map_err(self.dir_error())? {
             let entry = entry.map_err(self.dir_error())?;
@@ -106,12 +92,6 @@ impl TwoBit<'_> {
             }
         }
         files.sort();
-        let mut body = Vec::new();
-        for (name, len) in &files {
-            body.push(name.len() as u8);
-            body.extend_from_slice(name.as_bytes());
-            body.extend_from_slice(&len.to_le_bytes());
-        }
         let (stage, next) = match self.stage {
             Stage::Exits { .. } => (0u8, 0u8),
             Stage::Settle { next } => (1, next as u8),
@@ -121,39 +101,37 @@ impl TwoBit<'_> {
             Stage::Exits { done } => done,
             _ => self.level.size(),
         };
-        let written = (CKPT_HEADER + body.len()) as u64;
         let elapsed = self.carried.seconds + self.started.elapsed().as_secs_f64();
-        let mut h = [0u8; CKPT_HEADER];
-        h[0..8].copy_from_slice(&CKPT_MAGIC);
-        h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
-        h[12] = self.rules.code();
-        h[13] = stage;
-        h[14] = next;
-        h[16..20].copy_from_slice(&self.level.seeds().to_le_bytes());
-        h[20..24].copy_from_slice(&self.resumes.to_le_bytes());
-        h[24..32].copy_from_slice(&self.level.size().to_le_bytes());
-        h[32..40].copy_from_slice(&done.to_le_bytes());
-        h[40..48].copy_from_slice(&(files.len() as u64).to_le_bytes());
         let read = self.carried.read + self.io.read.load(Relaxed);
-        let wrote = self.carried.written + self.io.written.load(Relaxed) + written;
-        h[48..56].copy_from_slice(&elapsed.to_bits().to_le_bytes());
-        h[56..64].copy_from_slice(&read.to_le_bytes());
-        h[64..72].copy_from_slice(&wrote.to_le_bytes());
-        h[72..80].copy_from_slice(&self.carried.exits_seconds.to_bits().to_le_bytes());
-        h[80..88].copy_from_slice(&self.carried.exits_read.to_le_bytes());
-        h[88..92].copy_from_slice(&self.carried.passes.to_le_bytes());
-        h[92..96].copy_from_slice(&((self.bucket / CHUNK) as u32).to_le_bytes());
-        h[96..104].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
-        let mut f = File::create(&tmp).map_err(io)?;
-        f.write_all(&h).map_err(io)?;
-        f.write_all(&body).map_err(io)?;
-        f.sync_all().map_err(io)?;
+        // (The checkpoint's own few hundred bytes are counted once it is written.)
+        let wrote = self.carried.written + self.io.written.load(Relaxed);
+        let mut f = Fields::default();
+        f.u8(self.rules.code())
+            .u8(stage)
+            .u8(next)
+            .u32(self.level.seeds())
+            .u32(self.resumes)
+            .u64(self.level.size())
+            .u64(done)
+            .f64(elapsed)
+            .u64(read)
+            .u64(wrote)
+            .f64(self.carried.exits_seconds)
+            .u64(self.carried.exits_read)
+            .u32(self.carried.passes)
+            .u32((self.bucket / CHUNK) as u32)
+            .u64(files.len() as u64);
+        for (name, len) in &files {
+            f.bytes(name.as_bytes()).u64(*len);
+        }
+        let written = f.write(&self.work.join(CKPT_NAME), KIND)?;
         self.io.written.fetch_add(written, Relaxed);
-        rename_into_place(&tmp, &self.work.join(CKPT_NAME))
+        Ok(())
     }
 
     /// Bring the work directory back to the checkpoint: files written since removed, listed
-    /// ones truncated to their recorded lengths.
+    /// ones truncated to their recorded lengths, then every record of them checked (a
+    /// [`TableError::Damaged`] if one fails: the caller starts the level afresh).
     pub(super) fn roll_back(&self, files: &[(String, u64)]) -> Result<(), TableError> {
         for entry in std::fs::read_dir(&self.work).map_err(self.dir_error())? {
             let entry = entry.map_err(self.dir_error())?;
@@ -171,7 +149,10 @@ impl TwoBit<'_> {
                 None => std::fs::remove_file(entry.path()).map_err(self.dir_error())?,
             }
         }
-        Ok(())
+        let chunks = self.level.size().div_ceil(CHUNK);
+        files.par_iter().try_for_each(|(name, len)| {
+            crate::seed_records::check_file(&self.work.join(name), *len, chunks)
+        })
     }
 
     /// The states at the boundary before step `next` (see the module documentation), from
@@ -197,7 +178,7 @@ impl TwoBit<'_> {
             if !path.exists() {
                 continue;
             }
-            let mut reader = RecordReader::open(&path, 1 << 20, &self.io)?;
+            let mut reader = self.records(&path)?;
             loop {
                 let batch = reader.batch(list_batch())?;
                 if batch.is_empty() {
@@ -223,10 +204,12 @@ impl TwoBit<'_> {
 
 /// Where the two-bit build of level `n` in `dir` stands, from its checkpoint (`Ok(None)`: it
 /// has none). The checkpoint is read and checked against the files, as a resume would.
-pub fn checkpoint_stage(dir: &Path, n: u32, rules: Rules) -> Result<Option<Stage>, String> {
-    read_checkpoint(&work_dir(dir, n), n, rules)
-        .map(|c| c.map(|c| c.stage))
-        .map_err(|e| e.0)
+pub fn checkpoint_stage(
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+) -> Result<Option<Stage>, CheckpointError> {
+    read_checkpoint(&work_dir(dir, n), n, rules).map(|c| c.map(|c| c.stage))
 }
 
 /// Read the checkpoint of level `n` in its work directory `work`, checking it against the
@@ -236,72 +219,56 @@ pub(super) fn read_checkpoint(
     work: &Path,
     n: u32,
     rules: Rules,
-) -> Result<Option<Checkpoint>, BadCheckpoint> {
-    let path = work.join(CKPT_NAME);
-    let bad = |why: String| BadCheckpoint(format!("checkpoint {}: {why}", path.display()));
-    let mut f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(bad(e.to_string())),
+) -> Result<Option<Checkpoint>, CheckpointError> {
+    let Some(mut r) = crate::checkpoint::read(&work.join(CKPT_NAME), KIND)? else {
+        return Ok(None);
     };
     let size = level_size(n);
-    let mut h = [0u8; CKPT_HEADER];
-    f.read_exact(&mut h).map_err(|e| bad(e.to_string()))?;
-    let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
-    let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
-    if h[0..8] != CKPT_MAGIC || u32_at(8) != CKPT_VERSION {
-        return Err(bad("not a checkpoint of this version".into()));
+    let (code, stage, next, seeds, resumes) = (r.u8()?, r.u8()?, r.u8()?, r.u32()?, r.u32()?);
+    let (positions, done) = (r.u64()?, r.u64()?);
+    if code != rules.code() || seeds != n || positions != size {
+        return Err(r.unusable(format!("not of level {n} under {rules}")));
     }
-    if h[12] != rules.code() || u32_at(16) != n || u64_at(24) != size {
-        return Err(bad(format!("not of level {n} under {rules}")));
-    }
-    let stage = match (h[13], h[14]) {
-        (0, _) if u64_at(32) <= size => Stage::Exits { done: u64_at(32) },
+    let stage = match (stage, next) {
+        (0, _) if done <= size => Stage::Exits { done },
         (1, next) if (1..=n).contains(&u32::from(next)) => Stage::Settle {
             next: u32::from(next),
         },
         (2, _) => Stage::Convert,
-        _ => return Err(bad("unknown stage".into())),
+        _ => return Err(r.unusable("unknown stage")),
     };
-    let mut body = Vec::new();
-    f.read_to_end(&mut body).map_err(|e| bad(e.to_string()))?;
-    if xxhash_rust::xxh3::xxh3_64(&body) != u64_at(96) {
-        return Err(bad("its checksum does not match".into()));
-    }
-    let mut files = Vec::new();
-    let mut rest = &body[..];
-    for _ in 0..u64_at(40) {
-        let len = *rest.first().ok_or_else(|| bad("truncated".into()))? as usize;
-        if rest.len() < 1 + len + 8 {
-            return Err(bad("truncated".into()));
+    let carried = Carried {
+        seconds: r.f64()?,
+        read: r.u64()?,
+        written: r.u64()?,
+        exits_seconds: r.f64()?,
+        exits_read: r.u64()?,
+        passes: r.u32()?,
+    };
+    let bucket = u64::from(r.u32()?).max(1) * CHUNK;
+    let count = r.count(12)?;
+    let mut files = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name = r.string()?;
+        let bytes = r.u64()?;
+        if name.contains('/') || name.contains('\\') || unlisted(&name) || name.starts_with('.') {
+            return Err(r.unusable(format!("a file name {name:?} it never lists")));
         }
-        let name = String::from_utf8_lossy(&rest[1..1 + len]).into_owned();
-        let bytes = u64::from_le_bytes(rest[1 + len..9 + len].try_into().expect("8 bytes"));
-        rest = &rest[9 + len..];
         match std::fs::metadata(work.join(&name)) {
             Ok(m) if m.len() >= bytes => {}
             Ok(m) => {
-                return Err(bad(format!(
-                    "{name} holds {} bytes, {bytes} expected",
-                    m.len()
-                )))
+                return Err(r.unusable(format!("{name} holds {} bytes, {bytes} expected", m.len())))
             }
-            Err(e) => return Err(bad(format!("no {name}: {e}"))),
+            Err(e) => return Err(r.unusable(format!("no {name}: {e}"))),
         }
         files.push((name, bytes));
     }
+    r.finish()?;
     Ok(Some(Checkpoint {
         stage,
-        resumes: u32_at(20),
-        carried: Carried {
-            seconds: f64::from_bits(u64_at(48)),
-            read: u64_at(56),
-            written: u64_at(64),
-            exits_seconds: f64::from_bits(u64_at(72)),
-            exits_read: u64_at(80),
-            passes: u32_at(88),
-        },
+        resumes,
+        carried,
         files,
-        bucket: u64::from(u32_at(92)).max(1) * CHUNK,
+        bucket,
     }))
 }

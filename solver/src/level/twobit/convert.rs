@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::log::decode;
 use super::stream::list_batch;
-use super::work_files::{part_name, RecordReader};
+use super::work_files::part_name;
 use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
 use crate::settle::LevelCounts;
@@ -38,7 +38,7 @@ impl TwoBit<'_> {
             let first = start / CHUNK;
             let part = self.work.join(part_name(k as u32));
             if part.exists() {
-                let mut reader = RecordReader::open(&part, 1 << 20, &self.io)?;
+                let mut reader = self.records(&part)?;
                 loop {
                     let mut batch = reader.batch(list_batch())?;
                     if batch.is_empty() {

@@ -13,7 +13,7 @@ use super::{Stage, TwoBit, CHUNK};
 use crate::exits::forward_bucket;
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
-use crate::seed_records::{finish_record, push_seed};
+use crate::seed_records::{finish_record, is_empty_record, new_record, push_seed};
 use crate::settle::NO_EXIT;
 use crate::state::StateArray;
 
@@ -84,7 +84,7 @@ impl TwoBit<'_> {
                 .map(|(k, chunk)| {
                     // Per list, its record so far and the last offset in it.
                     let mut lists: Vec<(Vec<u8>, i64)> = Vec::new();
-                    lists.resize_with(ExitList::COUNT, || (vec![0u8; 8], -1));
+                    lists.resize_with(ExitList::COUNT, || (new_record(), -1));
                     for (j, e) in chunk.iter().enumerate() {
                         let list = match e.load(Relaxed) {
                             0 => continue,
@@ -98,7 +98,7 @@ impl TwoBit<'_> {
                     lists
                         .into_iter()
                         .enumerate()
-                        .filter(|(_, (out, _))| out.len() > 8)
+                        .filter(|(_, (out, _))| !is_empty_record(out))
                         .map(|(x, (mut out, _))| {
                             finish_record(&mut out, c);
                             (x, out)

@@ -5,15 +5,10 @@
 //! The conversion then writes the table a bucket at a time, each bucket from its part file
 //! alone, in as much RAM as the exits phase used (see `convert`).
 //!
-//! A part file is a sequence of records, a flush's records in increasing chunk order:
-//!
-//! ```text
-//! offset size  field
-//!      0    4  chunk (u32 LE)
-//!      4    4  byte length of the body (u32 LE)
-//!      8    …  body: per position, in increasing order, a LEB128 varint of (gap from the
-//!              previous offset in the chunk + 1), then its value (i8: +step won, −step lost)
-//! ```
+//! A part file is a sequence of records (`crate::seed_records`: chunk, length, check, body),
+//! a flush's records in increasing chunk order, each body: per position, in increasing
+//! order, a LEB128 varint of (gap from the previous offset in the chunk + 1), then its value
+//! (i8: +step won, −step lost).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -23,6 +18,7 @@ use rayon::prelude::*;
 
 use super::work_files::{part_name, IoCount, RecordWriter};
 use super::CHUNK;
+use crate::seed_records::{finish_record, new_record};
 
 /// A log entry: position, step and whether it is won, ordered by position.
 #[inline]
@@ -130,8 +126,7 @@ impl<'a> SettledLog<'a> {
 
 /// One chunk's sorted entries as a part-file record.
 fn encode(run: &[u64], chunk_shift: u32) -> Vec<u8> {
-    let mut out = vec![0u8; 8];
-    out[0..4].copy_from_slice(&((run[0] >> chunk_shift) as u32).to_le_bytes());
+    let mut out = new_record();
     let mut prev: i64 = -1;
     for &e in run {
         let k = ((e >> 7) % CHUNK) as i64;
@@ -144,22 +139,28 @@ fn encode(run: &[u64], chunk_shift: u32) -> Vec<u8> {
         out.push(x as u8);
         out.push(value(e) as u8);
     }
-    let len = (out.len() - 8) as u32;
-    out[4..8].copy_from_slice(&len.to_le_bytes());
+    finish_record(&mut out, (run[0] >> chunk_shift) as u32);
     out
 }
 
-/// Call `f(offset, value)` for every position of a part-file record's body.
+/// Call `f(offset, value)` for every position of a part-file record's body. A body that
+/// passed its record's check always decodes to offsets in the chunk; on any other bytes this
+/// never panics, and stops at the first offset out of the chunk or a cut value.
 pub(super) fn decode(body: &[u8], mut f: impl FnMut(u32, i8)) {
-    let (mut x, mut shift, mut prev, mut i) = (0u64, 0, -1i64, 0);
+    let (mut x, mut shift, mut prev, mut i) = (0u64, 0u32, -1i64, 0);
     while i < body.len() {
         let b = body[i];
         i += 1;
-        x |= u64::from(b & 0x7f) << shift;
+        if shift < 64 {
+            x |= u64::from(b & 0x7f) << shift;
+        }
         shift += 7;
         if b < 0x80 {
-            prev += x as i64;
-            f(prev as u32, body[i] as i8);
+            prev = prev.saturating_add(x.min(CHUNK) as i64);
+            let (true, Some(&v)) = (prev < CHUNK as i64, body.get(i)) else {
+                return;
+            };
+            f(prev as u32, v as i8);
             i += 1;
             x = 0;
             shift = 0;
@@ -190,7 +191,9 @@ mod tests {
         let record = encode(&entries, shift);
         assert_eq!(u32::from_le_bytes(record[0..4].try_into().unwrap()), 7);
         let mut back = Vec::new();
-        decode(&record[8..], |k, v| back.push((k, v)));
+        decode(crate::seed_records::record_body(&record), |k, v| {
+            back.push((k, v))
+        });
         let want: Vec<(u32, i8)> = entries
             .iter()
             .map(|&e| (((e >> 7) % CHUNK) as u32, value(e)))

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::codes::{LOSABLE, WON};
 use super::log::{entry, SettledLog};
 use super::stream::list_batch;
-use super::work_files::{RecordReader, SEEDS_LOST, SEEDS_WON};
+use super::work_files::{SEEDS_LOST, SEEDS_WON};
 use super::{TwoBit, CHUNK, PER_WORD};
 use crate::progress::Progress;
 use crate::seed_records::decode_seeds;
@@ -32,7 +32,7 @@ impl TwoBit<'_> {
     ) -> Result<u64, TableError> {
         let mut total = 0u64;
         for name in [SEEDS_WON, SEEDS_LOST] {
-            let mut reader = RecordReader::open(&self.work.join(name), 1 << 20, &self.io)?;
+            let mut reader = self.records(&self.work.join(name))?;
             loop {
                 let batch = reader.batch(log.batch_bytes(list_batch()))?;
                 if batch.is_empty() {

@@ -9,7 +9,7 @@ use awari_db::{Board, TableError};
 use rayon::prelude::*;
 
 use super::log::{entry, SettledLog};
-use super::work_files::{ExitList, RecordReader, RecordWriter, SEEDS_LOST, SEEDS_WON};
+use super::work_files::{ExitList, RecordWriter, SEEDS_LOST, SEEDS_WON};
 use super::{TwoBit, CHUNK};
 use crate::seed_records::{decode_seeds, encode_seeds};
 use crate::settle::seed_boards;
@@ -91,7 +91,7 @@ impl TwoBit<'_> {
         if !path.exists() {
             return Ok(0);
         }
-        let mut reader = RecordReader::open(&path, 1 << 20, &self.io)?;
+        let mut reader = self.records(&path)?;
         let mut seeds = 0;
         loop {
             let batch = reader.batch(list_batch())?;

@@ -1,29 +1,31 @@
 //! The work directory of a two-bit level, `level-NN.work/`, and its record files: their names,
 //! their removal, and the counted writer and reader of records (the format of
-//! `crate::seed_records`: per chunk of 2^20 positions, its offsets in increasing order, each
-//! with a flag).
+//! `crate::seed_records`: per chunk of 2^20 positions, a record, checked when read back).
 //!
 //! ```text
 //! level-NN.work/
 //!   exit+05, exit-05, …   the positions whose exit is +5, −5, …   (written by the exits phase)
 //!   exit-none             the positions without an exit (no capture, not terminal)
-//!   step-05.won           the positions step 5's stream settled: exit +5, not yet won
-//!   step-05.lost          … and exit −5, every child won (the loss test)
-//!   step-05.run-0000, …   the positions step 5's propagation settled, flag = won, in sorted runs
+//!   seeds.won             the positions the stream of the step in progress settled as won
+//!   seeds.lost            … and as lost (exit −i, every child won: the loss test)
+//!   part-000, part-001, … the positions settled so far with their values, one file per exit
+//!                         bucket, a flush's records in chunk order (see `log`)
 //!   resume, resume.tmp    the checkpoint (see `checkpoint`)
-//!   table                 the table while it is written, renamed to `level-NN.values`
+//!   level-NN.values       the table while it is written, then renamed into the database
 //! ```
 //!
-//! Every record file is in increasing chunk order with at most one record per chunk; the
-//! exit lists hold each position at most once in all (exit 0 is in none), and a position is
-//! in at most one step file (a position settles once).
+//! The exit and seed files are in increasing chunk order with at most one record per chunk;
+//! the exit lists hold each position at most once in all (exit 0 is in none), and a position
+//! is in at most one part file, once (a position settles once).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use awari_db::TableError;
+
+use crate::seed_records::RecordReader;
 
 /// Disk I/O of the level in progress, counted as requested (work, seed and checkpoint files).
 #[derive(Default)]
@@ -150,76 +152,11 @@ impl<'a> RecordWriter<'a> {
     }
 }
 
-/// A record file read back in order, counted.
-pub(super) struct RecordReader<'a> {
-    inner: BufReader<File>,
-    path: PathBuf,
-    io: &'a IoCount,
-    /// The next record's chunk and length, read ahead by [`RecordReader::peek_chunk`].
-    head: Option<(u32, usize)>,
-}
-
-impl<'a> RecordReader<'a> {
-    /// Open `path` with a read buffer of `buffer` bytes.
-    pub(super) fn open(
-        path: &Path,
-        buffer: usize,
-        io: &'a IoCount,
-    ) -> Result<RecordReader<'a>, TableError> {
-        let file = File::open(path).map_err(io_err(path))?;
-        Ok(RecordReader {
-            inner: BufReader::with_capacity(buffer, file),
-            path: path.to_path_buf(),
-            io,
-            head: None,
-        })
-    }
-
-    /// The chunk of the next record (`None`: none left).
-    pub(super) fn peek_chunk(&mut self) -> Result<Option<u32>, TableError> {
-        if self.head.is_none() {
-            let mut head = [0u8; 8];
-            match self.inner.read_exact(&mut head) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-                Err(e) => return Err(io_err(&self.path)(e)),
-            }
-            let chunk = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
-            let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
-            self.io.read.fetch_add(8, Relaxed);
-            self.head = Some((chunk, len));
-        }
-        Ok(self.head.map(|(c, _)| c))
-    }
-
-    /// The next record: (chunk, body).
-    pub(super) fn next_record(&mut self) -> Result<Option<(u32, Vec<u8>)>, TableError> {
-        let Some(chunk) = self.peek_chunk()? else {
-            return Ok(None);
-        };
-        let (_, len) = self.head.take().expect("peeked");
-        let mut body = vec![0u8; len];
-        self.inner
-            .read_exact(&mut body)
-            .map_err(io_err(&self.path))?;
-        self.io.read.fetch_add(len as u64, Relaxed);
-        Ok(Some((chunk, body)))
-    }
-
-    /// Records totalling at least `bytes` (or what is left).
-    pub(super) fn batch(&mut self, bytes: usize) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
-        let mut out = Vec::new();
-        let mut total = 0;
-        while total < bytes {
-            match self.next_record()? {
-                Some(r) => {
-                    total += 8 + r.1.len();
-                    out.push(r);
-                }
-                None => break,
-            }
-        }
-        Ok(out)
+impl super::TwoBit<'_> {
+    /// A record file of the work directory read back in order, each record checked, counted.
+    pub(super) fn records(&self, path: &Path) -> Result<RecordReader<'_>, TableError> {
+        let chunks = self.level.size().div_ceil(super::CHUNK);
+        RecordReader::open(path, 0, 1 << 20, chunks, Some(&self.io.read))
     }
 }
 

@@ -1,0 +1,358 @@
+//! The one codec of every checkpoint: the two-bit build's `level-NN.work/resume`, the depth
+//! pass's `level-NN.dresume` and the class pass's `level-NN.dclasses`. Each kind has its own
+//! magic and version, and its own fields, written and read in order by [`Fields`] and
+//! [`FieldReader`]; the frame, the checksum over every byte and the atomic write are here,
+//! once.
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic, the kind's own (b"AWARICKP", b"AWARIDRS", b"AWARIDCL")
+//!      8     4  version of the kind's fields, u32 LE
+//!     12     4  F: bytes of the fields, u32 LE
+//!     16     F  the fields, in the order the kind writes them: integers LE, f64 as its bits
+//!               LE, byte strings as a u32 LE length and the bytes
+//!   16+F     8  XXH3-64 of bytes 0..16+F
+//! ```
+//!
+//! A checkpoint is written to `NAME.tmp`, synced, and renamed over `NAME` (the directory
+//! synced after), so that a kill leaves the old one or the new one. Reading refuses anything
+//! that is not a regular file, longer than [`MAX_LEN`], of another magic or version, whose
+//! checksum fails, or whose fields run past their end or stop short of it: a checkpoint is
+//! believed whole or not at all, and a pass that cannot believe its checkpoint starts afresh,
+//! saying why.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use awari_db::table::{rename_into_place, tmp_path};
+use awari_db::TableError;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The longest checkpoint read: far above any written (a class pass's keeps a few thousand
+/// examples), far below what would hurt to allocate.
+pub(crate) const MAX_LEN: u64 = 64 << 20;
+const FRAME: usize = 16;
+
+/// One kind of checkpoint: its magic and the version of its fields.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kind {
+    pub(crate) magic: [u8; 8],
+    pub(crate) version: u32,
+}
+
+/// Why a checkpoint is not used.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// It could not be read (other than by its absence).
+    #[error("checkpoint {}: {source}", path.display())]
+    Io {
+        /// The checkpoint.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// It is damaged, of another format or version, or of another level or rule set, or the
+    /// work files it relies on are not as it records.
+    #[error("checkpoint {}: {why}", path.display())]
+    Unusable {
+        /// The checkpoint.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl CheckpointError {
+    /// An unusable checkpoint at `path`, for `why`.
+    pub(crate) fn unusable(path: &Path, why: impl Into<String>) -> CheckpointError {
+        CheckpointError::Unusable {
+            path: path.to_path_buf(),
+            why: why.into(),
+        }
+    }
+}
+
+/// The fields of a checkpoint being written, in order.
+#[derive(Default)]
+pub(crate) struct Fields {
+    buf: Vec<u8>,
+}
+
+impl Fields {
+    pub(crate) fn u8(&mut self, v: u8) -> &mut Self {
+        self.buf.push(v);
+        self
+    }
+
+    pub(crate) fn u32(&mut self, v: u32) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub(crate) fn u64(&mut self, v: u64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub(crate) fn f64(&mut self, v: f64) -> &mut Self {
+        self.u64(v.to_bits())
+    }
+
+    /// A byte string: its length (u32 LE), then its bytes.
+    pub(crate) fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.u32(v.len() as u32);
+        self.buf.extend_from_slice(v);
+        self
+    }
+
+    /// The whole file: frame, fields, checksum.
+    fn encode(&self, kind: Kind) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FRAME + self.buf.len() + 8);
+        out.extend_from_slice(&kind.magic);
+        out.extend_from_slice(&kind.version.to_le_bytes());
+        out.extend_from_slice(&(self.buf.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.buf);
+        let digest = xxh3_64(&out);
+        out.extend_from_slice(&digest.to_le_bytes());
+        out
+    }
+
+    /// Write the checkpoint of `kind` to `path` atomically (`.tmp`, synced, renamed); returns
+    /// the bytes written.
+    pub(crate) fn write(&self, path: &Path, kind: Kind) -> Result<u64, TableError> {
+        let bytes = self.encode(kind);
+        let tmp = tmp_path(path);
+        let io = |source| TableError::Io {
+            path: tmp.clone(),
+            source,
+        };
+        let mut f = std::fs::File::create(&tmp).map_err(io)?;
+        f.write_all(&bytes).map_err(io)?;
+        f.sync_all().map_err(io)?;
+        drop(f);
+        rename_into_place(&tmp, path)?;
+        Ok(bytes.len() as u64)
+    }
+}
+
+/// The fields of a checkpoint read back, in the order they were written.
+pub(crate) struct FieldReader {
+    path: PathBuf,
+    fields: Vec<u8>,
+    at: usize,
+}
+
+/// Read the checkpoint of `kind` at `path` (`Ok(None)`: there is none), checked whole (see
+/// the module documentation).
+pub(crate) fn read(path: &Path, kind: Kind) -> Result<Option<FieldReader>, CheckpointError> {
+    let io = |source| CheckpointError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    if !meta.is_file() {
+        return Err(CheckpointError::unusable(path, "not a regular file"));
+    }
+    if meta.len() > MAX_LEN {
+        return Err(CheckpointError::unusable(
+            path,
+            format!("{} bytes, more than a checkpoint holds", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_LEN + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    decode(path, kind, bytes).map(Some)
+}
+
+/// Check a checkpoint's bytes and hand out its fields.
+fn decode(path: &Path, kind: Kind, mut bytes: Vec<u8>) -> Result<FieldReader, CheckpointError> {
+    let bad = |why: String| CheckpointError::unusable(path, why);
+    if bytes.len() < FRAME + 8 {
+        return Err(bad(format!("too short ({} bytes)", bytes.len())));
+    }
+    if bytes[0..8] != kind.magic {
+        return Err(bad("not a checkpoint of this kind (bad magic)".into()));
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if version != kind.version {
+        return Err(bad(format!(
+            "version {version}, this program writes {}",
+            kind.version
+        )));
+    }
+    let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+    if bytes.len() != FRAME + len + 8 {
+        return Err(bad(format!(
+            "{} bytes, its frame says {}",
+            bytes.len(),
+            FRAME + len + 8
+        )));
+    }
+    let end = FRAME + len;
+    let digest = u64::from_le_bytes(bytes[end..].try_into().expect("8 bytes"));
+    if xxh3_64(&bytes[..end]) != digest {
+        return Err(bad("its checksum does not match (damaged)".into()));
+    }
+    bytes.truncate(end);
+    Ok(FieldReader {
+        path: path.to_path_buf(),
+        fields: bytes,
+        at: FRAME,
+    })
+}
+
+impl FieldReader {
+    /// An unusable checkpoint: this one, for `why`.
+    pub(crate) fn unusable(&self, why: impl Into<String>) -> CheckpointError {
+        CheckpointError::unusable(&self.path, why)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&[u8], CheckpointError> {
+        if self.fields.len() - self.at < n {
+            return Err(self.unusable("its fields end early"));
+        }
+        self.at += n;
+        Ok(&self.fields[self.at - n..self.at])
+    }
+
+    pub(crate) fn u8(&mut self) -> Result<u8, CheckpointError> {
+        Ok(self.take(1)?[0])
+    }
+
+    pub(crate) fn u32(&mut self) -> Result<u32, CheckpointError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, CheckpointError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+
+    pub(crate) fn f64(&mut self) -> Result<f64, CheckpointError> {
+        self.u64().map(f64::from_bits)
+    }
+
+    /// A byte string (see [`Fields::bytes`]).
+    pub(crate) fn bytes(&mut self) -> Result<Vec<u8>, CheckpointError> {
+        let len = self.u32()? as usize;
+        self.take(len).map(<[u8]>::to_vec)
+    }
+
+    /// A UTF-8 string written as [`Fields::bytes`].
+    pub(crate) fn string(&mut self) -> Result<String, CheckpointError> {
+        String::from_utf8(self.bytes()?).map_err(|_| self.unusable("a name that is not UTF-8"))
+    }
+
+    /// A count of items of at least `item` bytes each still to read: refused if the fields
+    /// left cannot hold them (so that nothing is allocated from a count alone).
+    pub(crate) fn count(&mut self, item: usize) -> Result<usize, CheckpointError> {
+        let n = self.u64()?;
+        let left = (self.fields.len() - self.at) as u64;
+        if n.saturating_mul(item.max(1) as u64) > left {
+            return Err(self.unusable(format!("a count of {n} that its fields cannot hold")));
+        }
+        Ok(n as usize)
+    }
+
+    /// Every field read: anything left over is refused.
+    pub(crate) fn finish(self) -> Result<(), CheckpointError> {
+        if self.at != self.fields.len() {
+            return Err(self.unusable("fields left over"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIND: Kind = Kind {
+        magic: *b"AWARITST",
+        version: 3,
+    };
+
+    fn sample() -> Vec<u8> {
+        let mut f = Fields::default();
+        f.u8(7)
+            .u32(1234)
+            .u64(u64::MAX - 5)
+            .f64(2.5)
+            .bytes(b"exit+05");
+        f.encode(KIND)
+    }
+
+    fn parse(bytes: Vec<u8>) -> Result<(u8, u32, u64, f64, String), CheckpointError> {
+        let mut r = decode(Path::new("ckpt"), KIND, bytes)?;
+        let got = (r.u8()?, r.u32()?, r.u64()?, r.f64()?, r.string()?);
+        r.finish()?;
+        Ok(got)
+    }
+
+    #[test]
+    fn fields_round_trip() {
+        assert_eq!(
+            parse(sample()).unwrap(),
+            (7, 1234, u64::MAX - 5, 2.5, "exit+05".to_string())
+        );
+    }
+
+    #[test]
+    fn every_changed_byte_and_every_cut_is_refused() {
+        let good = sample();
+        for at in 0..good.len() {
+            for flip in [1u8, 0x40, 0xff] {
+                let mut bad = good.clone();
+                bad[at] ^= flip;
+                assert!(parse(bad).is_err(), "byte {at} ^ {flip:#x} believed");
+            }
+        }
+        for len in 0..good.len() {
+            assert!(
+                parse(good[..len].to_vec()).is_err(),
+                "cut at {len} believed"
+            );
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        assert!(parse(longer).is_err());
+    }
+
+    #[test]
+    fn fields_read_past_their_end_or_left_over_are_refused() {
+        let mut f = Fields::default();
+        f.u32(5);
+        let bytes = f.encode(KIND);
+        let mut r = decode(Path::new("x"), KIND, bytes.clone()).unwrap();
+        assert!(r.u64().is_err());
+        let r = decode(Path::new("x"), KIND, bytes.clone()).unwrap();
+        assert!(r.finish().is_err());
+        // A count its fields cannot hold allocates nothing.
+        let mut f = Fields::default();
+        f.u64(u64::MAX).u64(0);
+        let mut r = decode(Path::new("x"), KIND, f.encode(KIND)).unwrap();
+        assert!(r.count(8).is_err());
+    }
+
+    #[test]
+    fn another_kind_or_version_is_refused() {
+        let other = Kind {
+            magic: *b"AWARIOTH",
+            version: 3,
+        };
+        assert!(decode(Path::new("x"), other, sample()).is_err());
+        let newer = Kind { version: 4, ..KIND };
+        assert!(decode(Path::new("x"), newer, sample()).is_err());
+    }
+}

@@ -1,0 +1,290 @@
+//! No damaged byte becomes a wrong table: a two-bit build, a depth pass by waves and one by
+//! value classes are stopped part way (a panic from their progress reports, which leaves
+//! their work files and checkpoint as a kill would), a byte of one of those files is changed
+//! at random, and the pass is run again. Each run ends with the true table or a clean error
+//! (never a panic), and a run after a clean error writes the true table.
+//!
+//! The fast tier changes a few dozen bytes per pass; the slow tier (`--include-ignored`) a
+//! few hundred.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+use awari_db::{depth_path, level_path, Levels, Rules, SplitMix64};
+use awari_solver::build::{build_level_two_bit, Mode};
+use awari_solver::depth::{ClassPass, DepthPass};
+use awari_solver::Progress;
+
+use crate::common::{build_mode, copy_levels, temp};
+
+/// Progress that panics at its `at`-th phase or message (0: never).
+struct StopAt {
+    calls: AtomicUsize,
+    at: usize,
+}
+
+impl StopAt {
+    fn new(at: usize) -> StopAt {
+        StopAt {
+            calls: AtomicUsize::new(0),
+            at,
+        }
+    }
+
+    fn tick(&self) {
+        if self.calls.fetch_add(1, SeqCst) + 1 == self.at {
+            panic!("stopped by the test");
+        }
+    }
+}
+
+impl Progress for StopAt {
+    fn phase(&self, _: &str, _: u64) {
+        self.tick();
+    }
+    fn advance(&self, _: u64) {}
+    fn message(&self, _: &str) {
+        self.tick();
+    }
+}
+
+fn pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap()
+}
+
+/// Every file under `dir`, recursively, whose name starts with `prefix`.
+fn files_under(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            out.extend(files_under(&e.path(), ""));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Change one byte of one of `files` (chosen at random, as is the byte and the change).
+fn damage(files: &[PathBuf], rng: &mut SplitMix64) -> String {
+    let nonempty: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
+        .collect();
+    let path = nonempty[rng.below(nonempty.len() as u64) as usize];
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = rng.below(bytes.len() as u64) as usize;
+    let flip = 1 + rng.below(255) as u8;
+    bytes[at] ^= flip;
+    std::fs::write(path, &bytes).unwrap();
+    format!("{} byte {at} ^ {flip:#04x}", path.display())
+}
+
+/// What the damage test needs of one pass: run it in `dir` (stopped by `progress`), and the
+/// file of its result.
+trait Pass: Sync {
+    fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String>;
+    fn result(&self, dir: &Path) -> PathBuf;
+    /// What the names of its work files in `dir` start with.
+    fn work_prefix(&self) -> String;
+}
+
+/// Stop `pass` at several points, and at each, change a byte of its work files `trials`
+/// times, checking that every run ends with `want`'s bytes or a clean error.
+fn damaged_runs_end_true_or_clean(
+    name: &str,
+    pass: &dyn Pass,
+    base: &Path,
+    want: &[u8],
+    stops: &[usize],
+    trials: usize,
+) {
+    let mut rng = SplitMix64(0x5eed ^ trials as u64);
+    let (mut errors, mut wrote) = (0, 0);
+    for &stop in stops {
+        let stopped = temp(&format!("damage-{name}-stopped"));
+        copy_dir(base, &stopped);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool().install(|| pass.run(&stopped, &StopAt::new(stop)))
+        }));
+        if r.is_ok() {
+            // The pass ended before the stop: nothing to damage.
+            continue;
+        }
+        let work = files_under(&stopped, &pass.work_prefix());
+        if work.is_empty() {
+            continue;
+        }
+        for _ in 0..trials {
+            let trial = temp(&format!("damage-{name}-trial"));
+            copy_dir(&stopped, &trial);
+            let what = damage(&files_under(&trial, &pass.work_prefix()), &mut rng);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool().install(|| pass.run(&trial, &StopAt::new(0)))
+            }));
+            match r {
+                Err(_) => panic!("{name}: a panic after {what}"),
+                Ok(Ok(())) => {
+                    let got = std::fs::read(pass.result(&trial)).unwrap();
+                    assert!(got == want, "{name}: a wrong table after {what}");
+                    wrote += 1;
+                }
+                Ok(Err(e)) => {
+                    assert!(!e.is_empty() && !e.contains('\n'), "{name}: {e:?}");
+                    errors += 1;
+                    // Run again: the damage is never believed.
+                    pool()
+                        .install(|| pass.run(&trial, &StopAt::new(0)))
+                        .unwrap();
+                    let got = std::fs::read(pass.result(&trial)).unwrap();
+                    assert!(
+                        got == want,
+                        "{name}: a wrong table after {what} and a rerun"
+                    );
+                }
+            }
+            std::fs::remove_dir_all(&trial).unwrap();
+        }
+        std::fs::remove_dir_all(&stopped).unwrap();
+    }
+    assert!(
+        wrote + errors >= trials,
+        "{name}: too few damaged runs ({wrote} tables, {errors} errors)"
+    );
+}
+
+struct TwoBitPass {
+    n: u32,
+}
+
+impl Pass for TwoBitPass {
+    fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
+        let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
+        // Buckets of one checksum chunk: the exits phase checkpoints between them.
+        build_level_two_bit(dir, self.n, Rules::Awari, &levels, 1, progress)
+            .map(|_| ())
+            .map_err(|e| awari_db::one_line(&e))
+    }
+    fn result(&self, dir: &Path) -> PathBuf {
+        level_path(dir, self.n)
+    }
+    fn work_prefix(&self) -> String {
+        format!("level-{:02}.work", self.n)
+    }
+}
+
+struct DepthWaves {
+    n: u32,
+    classes: bool,
+}
+
+impl Pass for DepthWaves {
+    fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
+        let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
+        if self.classes {
+            ClassPass::open(&levels, self.n, dir, 1)
+                .and_then(|p| p.run(true, 4, progress))
+                .map(|_| ())
+                .map_err(|e| awari_db::one_line(&e))
+        } else {
+            DepthPass::open(&levels, self.n, dir, 1)
+                .and_then(|p| p.run(true, 4, progress))
+                .map(|_| ())
+                .map_err(|e| awari_db::one_line(&e))
+        }
+    }
+    fn result(&self, dir: &Path) -> PathBuf {
+        depth_path(dir, self.n)
+    }
+    /// `level-NN.d…`: the checkpoint, the waves, the class lists (not the values).
+    fn work_prefix(&self) -> String {
+        format!("level-{:02}.d", self.n)
+    }
+}
+
+/// The values of levels 0..=`top` in memory, in a directory of their own.
+fn values(tag: &str, top: u32) -> PathBuf {
+    let dir = temp(&format!("damage-values-{tag}"));
+    build_mode(&dir, 2, Rules::Awari, top, Mode::InMemory);
+    dir
+}
+
+fn two_bit(n: u32, trials: usize) {
+    // Checkpoints at every step boundary.
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let reference = values(&format!("two-bit-{n}"), n);
+    let want = std::fs::read(level_path(&reference, n)).unwrap();
+    let base = temp(&format!("damage-two-bit-base-{n}"));
+    copy_levels(&reference, &base, 0..n);
+    let pass = TwoBitPass { n };
+    damaged_runs_end_true_or_clean("two-bit", &pass, &base, &want, &[2, 4, 7, 10], trials);
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+fn depth(n: u32, classes: bool, trials: usize) {
+    let tag = if classes { "classes" } else { "waves" };
+    let reference = values(&format!("{tag}-{n}"), n);
+    let levels = Levels::open(&reference, Some(Rules::Awari)).unwrap();
+    let out = temp(&format!("damage-{tag}-want-{n}"));
+    std::fs::create_dir_all(&out).unwrap();
+    pool()
+        .install(|| DepthPass::open(&levels, n, &out, u64::MAX)?.run(true, 4, &StopAt::new(0)))
+        .unwrap();
+    let want = std::fs::read(depth_path(&out, n)).unwrap();
+    drop(levels);
+    let pass = DepthWaves { n, classes };
+    damaged_runs_end_true_or_clean(tag, &pass, &reference, &want, &[2, 4, 8, 16], trials);
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+// The fast tier: small levels (whose depth passes checkpoint in wave 0 only), a few
+// changed bytes at each stop.
+#[test]
+fn damaged_two_bit_work_files_never_make_a_wrong_table() {
+    two_bit(12, 5);
+}
+
+#[test]
+fn damaged_depth_work_files_never_make_a_wrong_table() {
+    depth(13, false, 3);
+}
+
+#[test]
+fn damaged_class_pass_work_files_never_make_a_wrong_table() {
+    depth(13, true, 3);
+}
+
+/// The slow tier: level 15, the first whose waves are checkpoints, and a few hundred
+/// changed bytes in all.
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn hundreds_of_damaged_work_files_never_make_a_wrong_table() {
+    two_bit(14, 25);
+    depth(15, false, 6);
+    depth(15, true, 6);
+}
