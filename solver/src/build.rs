@@ -228,9 +228,34 @@ pub fn count_values(table: &Table) -> Result<LevelCounts, TableError> {
         .try_reduce(LevelCounts::default, |a, b| Ok(a.merge(b)))
 }
 
+/// Check the checksum of every level below `n` in `levels` that is not `checked` yet (each
+/// read whole, on all cores), and mark it: a level is built only on lower levels whose data
+/// is what was written. `AWARI_TIMINGS` prints the time it took.
+fn check_lower_levels(levels: &Levels, n: u32, checked: &mut [bool]) -> Result<(), TableError> {
+    let start = Instant::now();
+    let mut bytes = 0;
+    for m in 0..n {
+        if let (Some(table), false) = (levels.get(m), checked[m as usize]) {
+            table.verify()?;
+            bytes += table.file_len();
+            checked[m as usize] = true;
+        }
+    }
+    if bytes > 0 && std::env::var_os("AWARI_TIMINGS").is_some() {
+        eprintln!(
+            "level {n}: lower levels checked, {} in {:.2} s",
+            sys::human(bytes),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
 /// Build every missing level `0..=max_stones` of `opts.dir` (skipping 47). Levels already
 /// present are checked (header and size, by opening them) and kept, so an interrupted or
-/// extended build resumes where it stopped. `on_level` is called after each level.
+/// extended build resumes where it stopped; before a level is built on them, each kept
+/// level's checksum is checked once (all of its data read: a damaged lower level is an error
+/// naming its file, never a wrong table above it). `on_level` is called after each level.
 pub fn build(
     opts: &BuildOptions,
     progress: &dyn Progress,
@@ -249,6 +274,8 @@ pub fn build(
         .into());
     }
     let mut reports = Vec::new();
+    // The levels whose data is known good in this run: checked, or built by it.
+    let mut checked = vec![false; 49];
     for n in (0..=opts.max_stones.min(48)).filter(|&n| level_exists(n)) {
         let path = level_path(&opts.dir, n);
         let _ = std::fs::remove_file(tmp_path(&path));
@@ -276,6 +303,7 @@ pub fn build(
             reports.push(r);
             continue;
         }
+        check_lower_levels(&levels, n, &mut checked)?;
         let mode = choose_mode(&opts.dir, n, opts)?;
         sys::reset_peak_rss();
         let sampler = sys::AnonPeak::start();
@@ -307,6 +335,7 @@ pub fn build(
             content: Some(content),
         };
         levels.insert(Table::open(&path, expect(Content::Values))?);
+        checked[n as usize] = true;
         let max_depth = if opts.depth {
             Some(add_depth(opts, &mut levels, n, progress)?.max_depth)
         } else {

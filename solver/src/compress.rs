@@ -131,6 +131,10 @@ fn run_table(
     progress: &dyn Progress,
     estimate_only: bool,
 ) -> Result<CompressReport, TableError> {
+    // A damaged source is named, never compressed into a table with fresh checksums.
+    if !estimate_only {
+        source.verify()?;
+    }
     let h = *source.header();
     let n = h.seeds;
     let free = |start: u64, values: &[u8], out: &mut [i8]| {
@@ -224,6 +228,8 @@ pub fn compress_depth_table(
     let Some(data) = source.plain().filter(|_| h.entry_bytes == 1) else {
         return Ok(None);
     };
+    // A damaged source is named, never compressed into a table with fresh checksums.
+    source.verify()?;
     let start = Instant::now();
     source.advise(awari_db::Access::Sequential);
     let max_depth = data

@@ -288,3 +288,63 @@ fn hundreds_of_damaged_work_files_never_make_a_wrong_table() {
     depth(15, false, 6);
     depth(15, true, 6);
 }
+
+fn solver(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_awari-solver"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Zero `len` bytes of level `n`'s data in `dir`, from its middle (the header intact).
+fn zero_data(dir: &Path, n: u32, len: usize) {
+    let path = level_path(dir, n);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = 64 + (bytes.len() - 64) / 2;
+    bytes[mid..mid + len].fill(0);
+    std::fs::write(&path, bytes).unwrap();
+}
+
+/// A build on a lower level whose data no longer matches its checksum stops with an error
+/// naming it, and writes nothing above; `compress` (plain or probe form, and `build
+/// --compress`) refuses such a source rather than write fresh checksums over it.
+#[test]
+fn a_damaged_lower_level_or_compress_source_is_named_not_used() {
+    let dir = values("lower", 13);
+    zero_data(&dir, 12, 200);
+    let s = dir.to_str().unwrap();
+    let o = solver(&["build", "--db", s, "--max-stones", "14", "--threads", "2"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("level-12.values") && err.contains("checksum"),
+        "{err}"
+    );
+    assert!(!level_path(&dir, 14).exists());
+    let out = dir.with_extension("compressed");
+    for probe in [false, true] {
+        let mut args = vec!["compress", "--db", s, "--out", out.to_str().unwrap()];
+        args.extend(["--stones", "12"]);
+        if probe {
+            args.push("--probe");
+        }
+        let o = solver(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("level-12.values") && err.contains("checksum"),
+            "{err}"
+        );
+        assert!(!awari_db::compressed_path(&out, 12).exists());
+    }
+    let o = solver(&["build", "--db", s, "--max-stones", "13", "--compress"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("level-12.values") && err.contains("checksum"),
+        "{err}"
+    );
+    assert!(level_path(&dir, 12).exists());
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
