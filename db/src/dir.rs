@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::board::{Board, MAX_SEEDS};
 use crate::error::TableError;
+use crate::files::present;
 use crate::index::Level;
 use crate::moves::{Move, Outcome};
 use crate::rules::Rules;
@@ -95,6 +96,40 @@ pub enum DbError {
         /// What is wrong.
         reason: String,
     },
+    /// Tables that contradict each other at a board: each may pass its own checks, but
+    /// together they are not the game's values (a damaged entry).
+    #[error("the tables of {} are inconsistent at board {board} (level {}{}): {what}; run awari-solver verify --db {}", dir.display(), board.seeds(), index.map_or(String::new(), |i| format!(", entry {i}")), dir.display())]
+    Inconsistent {
+        /// The directory.
+        dir: PathBuf,
+        /// The board.
+        board: Board,
+        /// Its index in its level, if it has one.
+        index: Option<u64>,
+        /// What does not agree.
+        what: String,
+    },
+}
+
+/// `v`, read from entry `index` of `table`, if it is a value of the table's level (−n..n for
+/// n seeds); else the error that names the file and the entry (a damaged table).
+#[inline]
+fn in_range(table: &Table, index: u64, v: i8) -> Result<i8, TableError> {
+    if u32::from(v.unsigned_abs()) <= table.header().seeds {
+        Ok(v)
+    } else {
+        Err(out_of_range(table, index, v))
+    }
+}
+
+#[cold]
+fn out_of_range(table: &Table, index: u64, v: i8) -> TableError {
+    TableError::BadValue {
+        path: table.path().to_path_buf(),
+        index,
+        value: v,
+        seeds: table.header().seeds,
+    }
 }
 
 /// The open levels of a database directory.
@@ -122,14 +157,20 @@ impl Levels {
     /// Open every level present in `dir`. With `rules` given, every table must be of that rule
     /// set; without, the first table found decides (raw VU files are `awari`). A directory
     /// with no tables opens as empty with `rules` (default `awari`).
+    ///
+    /// A level is absent only where no file of its names exists: a dangling symlink, a
+    /// symlink loop or a path that is not a regular file is an error, never a missing level.
     pub fn open(dir: &Path, rules: Option<Rules>) -> Result<Levels, DbError> {
         if !dir.is_dir() {
             return Err(DbError::NotADirectory {
                 dir: dir.to_path_buf(),
-                reason: if dir.exists() {
-                    "it is a file".into()
-                } else {
-                    "it does not exist".into()
+                reason: match std::fs::metadata(dir) {
+                    Ok(m) if m.is_file() => "it is a file".into(),
+                    Ok(_) => "it is not a directory".into(),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        "it does not exist".into()
+                    }
+                    Err(e) => e.to_string(),
                 },
             });
         }
@@ -137,9 +178,9 @@ impl Levels {
         let mut decided = rules.is_some();
         for seeds in (0..=MAX_SEEDS).filter(|&s| level_exists(s)) {
             let mut path = level_path(dir, seeds);
-            if !path.exists() {
+            if !present(&path)? {
                 path = compressed_path(dir, seeds);
-                if !path.exists() {
+                if !present(&path)? {
                     continue;
                 }
             }
@@ -170,7 +211,7 @@ impl Levels {
             // Perhaps the published VU files.
             for seeds in (0..=MAX_SEEDS).filter(|&s| level_exists(s)) {
                 let path = raw_path(dir, seeds);
-                if path.exists() {
+                if present(&path)? {
                     levels.tables[seeds as usize] = Some(Table::open_raw(&path, seeds)?);
                     levels.raw = true;
                 }
@@ -194,10 +235,10 @@ impl Levels {
     /// the compressed one.
     fn open_depth(&mut self, seeds: u32) -> Result<(), DbError> {
         let mut path = depth_path(&self.dir, seeds);
-        if !path.exists() {
+        if !present(&path)? {
             path = compressed_depth_path(&self.dir, seeds);
         }
-        if path.exists() {
+        if present(&path)? {
             let depth = Table::open(
                 &path,
                 Expect {
@@ -323,7 +364,12 @@ impl Levels {
             }
         } else {
             let mut buf = Vec::new();
+            let start = range.start;
             out.extend(table.read(range, &mut buf)?.iter().map(|&b| b as i8));
+            let n = table.header().seeds;
+            if let Some(k) = out.iter().position(|v| u32::from(v.unsigned_abs()) > n) {
+                return Err(out_of_range(table, start + k as u64, out[k]).into());
+            }
         }
         Ok(())
     }
@@ -338,12 +384,18 @@ impl Levels {
 
     /// The value of an indexed board whose index in its level is `index` (the caller ranked
     /// it): one entry read, and for a level in the probe form a capture search into the
-    /// lower levels (see [`crate::compressed`]).
+    /// lower levels (see [`crate::compressed`]). A stored value outside −n..n (n seeds) is
+    /// an error naming the file and the entry ([`TableError::BadValue`]).
     #[inline]
     pub fn lookup(&self, board: &Board, index: u64) -> Result<i8, DbError> {
-        Ok(self
-            .lookup_below(board, index, i8::MAX)?
-            .expect("every value is below i8::MAX"))
+        // Every value is within −48..48, below the bound: `None` cannot come back.
+        self.lookup_below(board, index, i8::MAX)?
+            .ok_or_else(|| DbError::Inconsistent {
+                dir: self.dir.clone(),
+                board: *board,
+                index: Some(index),
+                what: "its value is not below 127".into(),
+            })
     }
 
     /// The value of an indexed board if it is below `bound`, else `None`: the capture search
@@ -357,7 +409,7 @@ impl Levels {
     fn lookup_below(&self, board: &Board, index: u64, bound: i8) -> Result<Option<i8>, DbError> {
         let table = self.require(board.seeds())?;
         if !table.is_probe_form() {
-            let v = table.value(index)?;
+            let v = in_range(table, index, table.value(index)?)?;
             return Ok((v < bound).then_some(v));
         }
         let moves = match board.outcome(self.rules) {
@@ -376,7 +428,7 @@ impl Levels {
                 t.prefetch_value(*slot);
             }
         }
-        let mut best = table.stored(index)?;
+        let mut best = in_range(table, index, table.stored(index)?)?;
         if best >= bound {
             return Ok(None);
         }

@@ -76,7 +76,8 @@ impl Preamble {
     }
 
     /// Parse and check the preamble of a header of `magic` and one of `versions` read from
-    /// `path`: the magic, the version, a rule set, the index scheme, a level and its size.
+    /// `path` (`h`: the file's first bytes, all of them if it is shorter than a header): its
+    /// length, the magic, the version, a rule set, the index scheme, a level and its size.
     pub(crate) fn parse(
         path: &Path,
         h: &[u8],
@@ -89,10 +90,15 @@ impl Preamble {
             expected,
             got,
         };
-        if h.len() < HEADER_LEN || h[0..8] != magic {
+        if h.len() < HEADER_LEN {
+            return Err(TableError::TooShort {
+                path: path.to_path_buf(),
+                len: h.len() as u64,
+            });
+        }
+        if h[0..8] != magic {
             let mut got = [0u8; 8];
-            let k = h.len().min(8);
-            got[..k].copy_from_slice(&h[..k]);
+            got.copy_from_slice(&h[..8]);
             return Err(TableError::BadMagic {
                 path: path.to_path_buf(),
                 expected: magic,

@@ -21,6 +21,7 @@ pub mod board;
 pub mod compressed;
 pub mod dir;
 pub mod error;
+pub mod files;
 pub mod format;
 pub mod index;
 pub mod moves;

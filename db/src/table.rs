@@ -418,14 +418,28 @@ impl Table {
     }
 
     /// Open a table file written by this library, checking its header against `expect` and
-    /// its length against the header.
+    /// its length against the header. A path that is not a regular file (a FIFO, a device, a
+    /// directory) is refused before it is opened.
     pub fn open(path: impl AsRef<Path>, expect: Expect) -> Result<Table, TableError> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(io_err(path))?;
-        let len = file.metadata().map_err(io_err(path))?.len();
+        let (file, len) = crate::files::open_regular(path)?;
         let mut head = [0u8; HEADER_LEN];
         let got = read_prefix(&file, &mut head).map_err(io_err(path))?;
         let compressed = got >= 8 && head[0..8] == compressed::MAGIC;
+        // A whole header of neither magic: the error names the magic its name promises.
+        let named_compressed = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("cvalues" | "cdepth")
+        );
+        if got == HEADER_LEN && !compressed && head[0..8] != MAGIC && named_compressed {
+            let mut magic = [0u8; 8];
+            magic.copy_from_slice(&head[0..8]);
+            return Err(TableError::BadMagic {
+                path: path.to_path_buf(),
+                expected: compressed::MAGIC,
+                got: magic,
+            });
+        }
         let (header, store) = if compressed {
             let c = Compressed::open(path, &file)?;
             (
@@ -487,8 +501,7 @@ impl Table {
     /// size. There is no checksum to verify.
     pub fn open_raw(path: impl AsRef<Path>, seeds: u32) -> Result<Table, TableError> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(io_err(path))?;
-        let len = file.metadata().map_err(io_err(path))?.len();
+        let (file, len) = crate::files::open_regular(path)?;
         let entries = level_size(seeds);
         if len != entries {
             return Err(TableError::BadLength {

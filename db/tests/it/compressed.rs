@@ -589,13 +589,22 @@ fn truncated_and_wrong_headers_are_refused_on_open() {
         assert!(err.contains(needle), "{name}: {err}");
     };
     case("truncated", &bytes[..bytes.len() - 20], "wrong length");
-    case("short", &bytes[..40], "not an awari table");
+    case(
+        "short",
+        &bytes[..40],
+        "too short (40 bytes, a header is 64)",
+    );
     let mut longer = bytes.clone();
     longer.extend_from_slice(&[0; 5]);
     case("longer", &longer, "wrong length");
     let mut b = bytes.clone();
     b[3] ^= 1;
-    case("magic", &b, "bad magic");
+    // Neither magic: the compressed one is named, as the file's name promises.
+    case(
+        "magic",
+        &b,
+        r#"bad magic: expected "AWARICV\x1a", got "AWASICV\x1a""#,
+    );
     let mut b = bytes.clone();
     b[8] = 9;
     case("version", &b, "format version 9");

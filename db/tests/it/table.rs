@@ -227,3 +227,193 @@ fn the_format_doc_shows_the_code_offset_tables() {
         );
     }
 }
+
+/// An empty or short file says how short it is, not "bad magic" over equal-looking bytes; a
+/// compressed file's error names the compressed magic.
+#[test]
+fn short_files_and_magics_are_named_truly() {
+    let d = dir("short");
+    let path = d.join("level-06.values");
+    write_table(&path, Header::values(Rules::Awari, 6), &sample(6)).unwrap();
+    let good = fs::read(&path).unwrap();
+    for len in [0usize, 5, 10, 63] {
+        fs::write(&path, &good[..len]).unwrap();
+        let e = Table::open(&path, Expect::default()).unwrap_err();
+        assert!(matches!(e, TableError::TooShort { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("too short ({len} bytes, a header is 64)")),
+            "{msg}"
+        );
+    }
+    // Plain magic text, the unprintable byte escaped.
+    let mut bytes = good.clone();
+    bytes[0] = b'X';
+    fs::write(&path, &bytes).unwrap();
+    let msg = Table::open(&path, Expect::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains(r#"expected "AWARITB\x1a", got "XWARITB\x1a""#),
+        "{msg}"
+    );
+    // A .cvalues or .cdepth file of neither magic: the compressed magic is expected.
+    for name in ["level-06.cvalues", "level-06.cdepth"] {
+        let c = d.join(name);
+        fs::write(&c, &bytes).unwrap();
+        let msg = Table::open(&c, Expect::default()).unwrap_err().to_string();
+        assert!(msg.contains(r#"expected "AWARICV\x1a""#), "{msg}");
+        // Too short is too short, whatever the name.
+        fs::write(&c, b"AWARICV\x1a").unwrap();
+        let msg = Table::open(&c, Expect::default()).unwrap_err().to_string();
+        assert!(msg.contains("too short (8 bytes"), "{msg}");
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// `f` on a thread of its own, which must finish within 10 s (a FIFO opened for reading waits
+/// for a writer: without the check, forever).
+fn promptly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()).unwrap());
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("it did not return within 10 s")
+}
+
+/// A table path that is a FIFO, a device, a directory or a symlink loop is refused at once,
+/// with a one-line error; a dangling symlink says so.
+#[cfg(unix)]
+#[test]
+fn a_path_that_is_not_a_file_is_refused_at_once() {
+    use std::os::unix::fs::symlink;
+    let d = dir("not-a-file");
+    let fifo = d.join("level-06.values");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let f = fifo.clone();
+    let e = promptly(move || Table::open(&f, Expect::default()).unwrap_err().to_string());
+    assert!(e.contains("not a regular file (it is a FIFO)"), "{e}");
+    let f = fifo.clone();
+    let e = promptly(move || Table::open_raw(&f, 6).unwrap_err().to_string());
+    assert!(e.contains("FIFO"), "{e}");
+    let e = Table::open_raw("/dev/zero", 6).unwrap_err().to_string();
+    assert!(e.contains("(it is a character device)"), "{e}");
+    let e = Table::open(&d, Expect::default()).unwrap_err().to_string();
+    assert!(e.contains("(it is a directory)"), "{e}");
+    symlink("loop-b", d.join("loop-a")).unwrap();
+    symlink("loop-a", d.join("loop-b")).unwrap();
+    let e = Table::open(d.join("loop-a"), Expect::default()).unwrap_err();
+    assert!(matches!(e, TableError::Io { .. }), "{e}");
+    symlink("nothing-here", d.join("dangling")).unwrap();
+    let e = Table::open(d.join("dangling"), Expect::default()).unwrap_err();
+    assert!(e.to_string().contains("dangling symlink"), "{e}");
+    assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// A database directory: only a name that does not exist is a missing level or depth table;
+/// a FIFO, a symlink loop or a dangling symlink in its place is an error naming the file.
+#[cfg(unix)]
+#[test]
+fn a_directory_tells_a_missing_table_from_a_broken_one() {
+    use awari_db::{depth_path, level_path, DbError, Levels};
+    use std::os::unix::fs::symlink;
+    let d = dir("levels");
+    for n in 0..=3 {
+        let zeros = vec![0u8; level_size(n) as usize];
+        write_table(level_path(&d, n), Header::values(Rules::Awari, n), &zeros).unwrap();
+    }
+    let levels = Levels::open(&d, None).unwrap();
+    assert_eq!(levels.present().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert!(levels.depth_table(3).is_none());
+
+    // A depth table that is a symlink loop, or dangles: not "no depth table".
+    let depth = depth_path(&d, 3);
+    symlink(&depth, &depth).unwrap();
+    let e = Levels::open(&d, None).unwrap_err();
+    assert!(matches!(e, DbError::Table(TableError::Io { .. })), "{e}");
+    assert!(e.to_string().contains("level-03.depth"), "{e}");
+    fs::remove_file(&depth).unwrap();
+    symlink(d.join("gone.depth"), &depth).unwrap();
+    let e = Levels::open(&d, None).unwrap_err().to_string();
+    assert!(e.contains("level-03.depth: dangling symlink"), "{e}");
+    fs::remove_file(&depth).unwrap();
+
+    // A level that is a FIFO: refused at once, not waited on.
+    let four = level_path(&d, 4);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&four)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let dd = d.clone();
+    let e = promptly(move || Levels::open(&dd, None).unwrap_err().to_string());
+    assert!(
+        e.contains("level-04.values: not a regular file (it is a FIFO)"),
+        "{e}"
+    );
+    fs::remove_file(&four).unwrap();
+    // A dangling level: not "level 4 is missing, run build".
+    symlink(d.join("elsewhere"), &four).unwrap();
+    let e = Levels::open(&d, None).unwrap_err().to_string();
+    assert!(
+        e.contains("dangling symlink") && !e.contains("missing"),
+        "{e}"
+    );
+    fs::remove_dir_all(&d).unwrap();
+
+    // The directory itself: a FIFO is not "a file".
+    let fifo = dir("levels-fifo").join("db");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = Levels::open(&fifo, None).unwrap_err().to_string();
+    assert!(e.contains("it is not a directory"), "{e}");
+}
+
+/// A stored value outside −n..n (n seeds) is an error naming the file and the entry, from
+/// every read that answers with it: a lookup, a board's value, a range of values.
+#[test]
+fn a_value_outside_its_level_is_an_error_naming_the_entry() {
+    use awari_db::{level_path, Level, Levels};
+    let d = dir("bad-value");
+    for n in 0..=5 {
+        let zeros = vec![0u8; level_size(n) as usize];
+        write_table(level_path(&d, n), Header::values(Rules::Awari, n), &zeros).unwrap();
+    }
+    let level = Level::new(5);
+    let index = 100;
+    let board = level.unrank(index);
+    for stored in [127i8, 6, -6, -128] {
+        let mut data = vec![0u8; level_size(5) as usize];
+        data[index as usize] = stored as u8;
+        write_table(level_path(&d, 5), Header::values(Rules::Awari, 5), &data).unwrap();
+        let levels = Levels::open(&d, None).unwrap();
+        let want = format!("level-05.values: entry {index} holds {stored}, outside -5..5: the table is damaged (run awari-solver verify)");
+        let e = levels.lookup(&board, index).unwrap_err().to_string();
+        assert!(e.contains(&want), "{e}");
+        let e = levels.value(&board).unwrap_err().to_string();
+        assert!(e.contains(&want), "{e}");
+        let mut out = Vec::new();
+        let e = levels
+            .read_values(5, 90..110, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&want), "{e}");
+        // The entries around it are fine.
+        assert_eq!(levels.lookup(&level.unrank(99), 99).unwrap(), 0);
+        levels.read_values(5, 0..100, &mut out).unwrap();
+    }
+    // ±n itself is a value.
+    let mut data = vec![0u8; level_size(5) as usize];
+    data[index as usize] = -5i8 as u8;
+    write_table(level_path(&d, 5), Header::values(Rules::Awari, 5), &data).unwrap();
+    let levels = Levels::open(&d, None).unwrap();
+    assert_eq!(levels.lookup(&board, index).unwrap(), -5);
+    fs::remove_dir_all(&d).unwrap();
+}
