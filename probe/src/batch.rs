@@ -34,6 +34,10 @@ pub enum BatchError {
 
 /// Input bytes per block: large enough to keep the cores busy, small enough to stream.
 const BLOCK: usize = 1 << 20;
+/// The longest input line, in bytes without its newline: a board takes under 40, and a longer
+/// line is a bad line (so that input without newlines, such as `/dev/zero`, is refused at once
+/// rather than held in memory).
+pub const LINE_MAX: usize = 4096;
 /// Lines per task within a block.
 const TASK: usize = 1 << 10;
 
@@ -54,7 +58,8 @@ pub enum Answer {
 ///
 /// Input is read in blocks of whole lines, and each block is answered on all cores, its
 /// answers written in input order. The first bad line stops the run with its line number,
-/// after every line before it has been answered. Blank lines get no answer.
+/// after every line before it has been answered, as does a line longer than [`LINE_MAX`]
+/// bytes. Blank lines get no answer.
 pub fn run(
     db: &Database,
     answer: Answer,
@@ -73,13 +78,21 @@ pub fn run(
         block.clear();
         block.append(&mut rest);
         let eof = fill(&mut input, &mut block, BLOCK)?;
-        // Whole lines only: keep what follows the last newline for the next block.
+        // Whole lines only: keep what follows the last newline for the next block, unless it
+        // is already too long to be a line (it is then the bad line after the block's).
+        let mut overlong = false;
         if !eof {
             let end = block.iter().rposition(|&b| b == b'\n').map_or(0, |k| k + 1);
-            rest.extend_from_slice(&block[end..]);
+            overlong = block.len() - end > LINE_MAX;
+            if !overlong {
+                rest.extend_from_slice(&block[end..]);
+            }
             block.truncate(end);
         }
         if block.is_empty() {
+            if overlong {
+                return Err(too_long(first));
+            }
             if eof {
                 break;
             }
@@ -118,6 +131,10 @@ pub fn run(
             }
         }
         first += lines.len() as u64;
+        if overlong {
+            output.flush().map_err(write_err)?;
+            return Err(too_long(first));
+        }
         if eof {
             break;
         }
@@ -145,9 +162,21 @@ fn fill(input: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> Result<bool, B
     Ok(false)
 }
 
+/// The error of line `number`, longer than [`LINE_MAX`] bytes.
+fn too_long(number: u64) -> BatchError {
+    BatchError::Line {
+        number,
+        message: format!("longer than {LINE_MAX} bytes (a board is 12 numbers)"),
+    }
+}
+
 /// The board of one input line (`None` for a blank line), checked as `show` checks it.
 fn parse_line(line: &[u8], number: u64) -> Result<Option<Board>, BatchError> {
     let bad = |message: String| BatchError::Line { number, message };
+    let text = line.strip_suffix(b"\n").unwrap_or(line);
+    if text.strip_suffix(b"\r").unwrap_or(text).len() > LINE_MAX {
+        return Err(too_long(number));
+    }
     let board = match Board::parse_simple(line) {
         Some(board) => board,
         None => {

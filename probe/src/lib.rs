@@ -162,7 +162,12 @@ impl Database {
         }
         Ok(Some(match (value > 0, capture, quiet) {
             (true, true, _) | (_, _, None) => 0,
-            (_, _, Some(d)) => d + 1,
+            (_, _, Some(d)) => d.checked_add(1).ok_or_else(|| DbError::Inconsistent {
+                dir: self.levels.dir().to_path_buf(),
+                board: *board,
+                index: None,
+                what: format!("a child's depth is {d}, the largest a table can hold"),
+            })?,
         }))
     }
 }
@@ -316,7 +321,7 @@ pub fn parse_captured(s: &str) -> Result<(u32, u32), String> {
             .map_err(|_| format!("'{x}' is not a seed count"))
     };
     let (a, b) = (p(a)?, p(b)?);
-    if a + b > 48 {
+    if u64::from(a) + u64::from(b) > 48 {
         return Err(format!("{a} + {b} seeds captured: the game has 48"));
     }
     Ok((a, b))

@@ -144,7 +144,15 @@ pub fn perfect_line(db: &Database, board: &Board, max_plies: usize) -> Result<Li
                 best = Some((*m, fresh, rank));
             }
         }
-        let (m, fresh, _) = best.expect("a value-optimal move exists");
+        // A stored value that no move achieves: a damaged entry (here or in a child's level).
+        let Some((m, fresh, _)) = best else {
+            return Err(DbError::Inconsistent {
+                dir: levels.dir().to_path_buf(),
+                board: current,
+                index: awari_db::Level::new(current.seeds()).rank(&current),
+                what: format!("its value is {v:+}, and no move achieves it"),
+            });
+        };
         if !fresh {
             if v == 0 {
                 let left = current.seeds() as f64 / 2.0;

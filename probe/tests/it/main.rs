@@ -4,6 +4,7 @@
 
 mod cli;
 mod common;
+mod hostile;
 mod perfect_play;
 mod properties;
 mod serve;
