@@ -88,5 +88,19 @@ pub enum Command {
         /// Address to listen on (port 0: any free port).
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: std::net::SocketAddr,
+        /// Seconds a client may take to send a request's headers (the connection is then
+        /// closed), and again its body (then 408), 0.001..=3600.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_timeout)]
+        timeout: f64,
     },
+}
+
+/// A timeout in seconds: above 0, at most an hour.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.001..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "expected a number of seconds from 0.001 to 3600, got {text:?}"
+        )),
+    }
 }

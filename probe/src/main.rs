@@ -179,16 +179,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             batch(open_db(db.db, None)?, answer)
         }
-        Command::Serve { db, addr } => serve(open_db(db.db, None)?, addr),
+        Command::Serve { db, addr, timeout } => serve(open_db(db.db, None)?, addr, timeout),
     }
 }
 
 /// `serve`: the HTTP API and page, until interrupted.
 #[cfg(feature = "serve")]
-fn serve(db: Database, addr: std::net::SocketAddr) -> anyhow::Result<()> {
+fn serve(db: Database, addr: std::net::SocketAddr, timeout: f64) -> anyhow::Result<()> {
     let levels: Vec<u32> = db.levels().present().collect();
     let rules = db.rules();
-    awari_probe::serve::run(db, addr, |bound| {
+    let timeout = std::time::Duration::from_secs_f64(timeout);
+    let limits = awari_probe::serve::Limits {
+        header_timeout: timeout,
+        body_timeout: timeout,
+    };
+    awari_probe::serve::run_with(db, addr, limits, |bound| {
         eprintln!(
             "serving {} levels of {rules} rules ({}..{}) on http://{bound}/ (Ctrl-C stops)",
             levels.len(),
@@ -200,7 +205,7 @@ fn serve(db: Database, addr: std::net::SocketAddr) -> anyhow::Result<()> {
 }
 
 #[cfg(not(feature = "serve"))]
-fn serve(_: Database, _: std::net::SocketAddr) -> anyhow::Result<()> {
+fn serve(_: Database, _: std::net::SocketAddr, _: f64) -> anyhow::Result<()> {
     anyhow::bail!(
         "this awari-probe was built without the `serve` feature; rebuild it with default features"
     )

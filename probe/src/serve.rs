@@ -10,18 +10,26 @@
 //! | `GET /api/health` | levels present, rules, what has been checked |
 //!
 //! Bad input is HTTP 400 and a missing level 404, each with `{"error": the CLI's message}`;
-//! other database failures are 500. Lookups read memory-mapped tables, so a page-cache miss
-//! blocks the thread that takes it: every request that reads a table runs on tokio's blocking
-//! pool, never on the async workers. At most one line per core is computed at a time (a line
-//! is up to 2000 plies of lookups); further line requests wait their turn.
+//! other database failures (a damaged table) are 500 with a generic message, the error itself
+//! on the server's stderr. Every other error answer is JSON too (404, 405, 408, 413), and a
+//! panic in a handler is a generic 500 (`serve/guard.rs`). Lookups read memory-mapped tables,
+//! so a page-cache miss blocks the thread that takes it: every request that reads a table runs
+//! on tokio's blocking pool, never on the async workers. At most one line per core is
+//! computed at a time (a line is up to 2000 plies of lookups); further line requests wait
+//! their turn.
+//!
+//! A client has [`Limits::header_timeout`] to send a request's headers (the connection is
+//! then closed) and [`Limits::body_timeout`] for its body (408); a body over [`BODY_MAX`]
+//! bytes is 413, at once where its `Content-Length` says so.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use awari_db::{Board, DbError};
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -31,16 +39,47 @@ use tokio::sync::Semaphore;
 
 use crate::{check_playable, parse_captured, perfect_line, report, Database};
 
+mod guard;
+
+pub use guard::{guard, serve_router};
+
 /// The most boards one batch request may hold.
 pub const BATCH_MAX: usize = 10_000;
 /// The longest line the server computes.
 pub const LINE_MAX_PLIES: usize = 2000;
+/// The largest request body, in bytes (10,000 boards take under 400 KB).
+pub const BODY_MAX: usize = 2 << 20;
+
+/// How long a client may take to send a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// For a request's headers, from the connection's start or the end of the previous
+    /// answer: past it the connection is closed (an idle kept-alive connection too).
+    pub header_timeout: Duration,
+    /// For a request's body, once its headers have come: past it the answer is 408.
+    pub body_timeout: Duration,
+}
+
+impl Default for Limits {
+    /// 10 seconds each.
+    fn default() -> Limits {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+        }
+    }
+}
 
 const PAGE: &str = include_str!("page.html");
+
+/// The message of every 500: what went wrong is on the server's stderr, not in the answer.
+pub const INTERNAL_ERROR: &str =
+    "internal error: the server could not answer this request (its log says why)";
 
 struct App {
     db: Database,
     lines: Semaphore,
+    limits: Limits,
 }
 
 /// An error answer: status and the one-line message.
@@ -52,17 +91,24 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl ApiError {
+    /// A 500: `detail` goes to stderr, the answer says only [`INTERNAL_ERROR`].
+    fn internal(detail: &(dyn std::error::Error + 'static)) -> ApiError {
+        eprintln!("awari-probe serve: error: {}", awari_db::one_line(detail));
+        ApiError(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL_ERROR.into())
+    }
+}
+
 fn bad(message: impl Into<String>) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, message.into())
 }
 
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> ApiError {
-        let status = match e {
-            DbError::MissingLevel { .. } => StatusCode::NOT_FOUND,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError(status, e.to_string())
+        match e {
+            DbError::MissingLevel { .. } => ApiError(StatusCode::NOT_FOUND, e.to_string()),
+            _ => ApiError::internal(&e),
+        }
     }
 }
 
@@ -81,9 +127,10 @@ fn board_param(q: &HashMap<String, String>) -> Result<Board, ApiError> {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
+    // A panic's text stays out of the answer (it went to stderr as it happened).
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| ApiError::internal(&e))?
 }
 
 async fn page() -> impl IntoResponse {
@@ -140,12 +187,28 @@ async fn line(
         .lines
         .acquire()
         .await
-        .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+        .map_err(|e| ApiError::internal(&e))?;
     let app = Arc::clone(&app);
     blocking(move || Ok(Json(perfect_line(&app.db, &board, max_plies)?.to_json()))).await
 }
 
-async fn batch(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+async fn batch(State(app): State<Arc<App>>, request: Request) -> Result<Json<Value>, ApiError> {
+    let timeout = app.limits.body_timeout;
+    let body = tokio::time::timeout(timeout, Bytes::from_request(request, &()))
+        .await
+        .map_err(|_| {
+            ApiError(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body took longer than {} s to arrive",
+                    timeout.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|r| match r.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => guard::too_large(),
+            status => ApiError(status, r.body_text()),
+        })?;
     let doc: Value = serde_json::from_slice(&body).map_err(|e| {
         bad(format!(
             "the body must be JSON {{\"boards\": [[12 ints], …]}}: {e}"
@@ -199,8 +262,14 @@ async fn health(State(app): State<Arc<App>>) -> Json<Value> {
     }))
 }
 
-/// The routes over `db`.
+/// The routes over `db`, with the default [`Limits`].
 pub fn router(db: Database) -> Router {
+    router_with(db, Limits::default())
+}
+
+/// The routes over `db`, guarded ([`guard`]): every error answer JSON, a panic a generic
+/// 500, a body over [`BODY_MAX`] 413.
+pub fn router_with(db: Database, limits: Limits) -> Router {
     let app = Arc::new(App {
         db,
         lines: Semaphore::new(
@@ -208,30 +277,52 @@ pub fn router(db: Database) -> Router {
                 .map(|n| n.get())
                 .unwrap_or(1),
         ),
+        limits,
     });
-    Router::new()
+    let routes = Router::new()
         .route("/", get(page))
         .route("/api/position", get(position))
         .route("/api/line", get(line))
         .route("/api/batch", post(batch))
         .route("/api/health", get(health))
-        .with_state(app)
+        .layer(DefaultBodyLimit::max(BODY_MAX))
+        .with_state(app);
+    guard(routes)
+}
+
+/// Serve `db` on `listener` until the process ends, with the default [`Limits`].
+pub async fn serve(db: Database, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    serve_with(db, listener, Limits::default()).await
 }
 
 /// Serve `db` on `listener` until the process ends.
-pub async fn serve(db: Database, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-    axum::serve(listener, router(db)).await
+pub async fn serve_with(
+    db: Database,
+    listener: tokio::net::TcpListener,
+    limits: Limits,
+) -> std::io::Result<()> {
+    serve_router(router_with(db, limits), listener, limits).await
 }
 
-/// Bind `addr` and serve `db` there, on a runtime of its own (the CLI's entry point); calls
-/// `bound` with the address actually bound (port 0 picks a free one).
+/// Bind `addr` and serve `db` there, on a runtime of its own, with the default [`Limits`];
+/// calls `bound` with the address actually bound (port 0 picks a free one).
 pub fn run(db: Database, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+    run_with(db, addr, Limits::default(), bound)
+}
+
+/// [`run`] with `limits` (the CLI's entry point).
+pub fn run_with(
+    db: Database,
+    addr: SocketAddr,
+    limits: Limits,
+    bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         bound(listener.local_addr()?);
-        serve(db, listener).await
+        serve_with(db, listener, limits).await
     })
 }

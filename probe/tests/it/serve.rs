@@ -453,3 +453,257 @@ mod json_properties {
         }
     }
 }
+
+/// A server of `router` with timeouts of 1 s, on a free port.
+fn guarded_server(router: axum::Router) -> SocketAddr {
+    let limits = awari_probe::serve::Limits {
+        header_timeout: std::time::Duration::from_secs(1),
+        body_timeout: std::time::Duration::from_secs(1),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            awari_probe::serve::serve_router(router, listener, limits)
+                .await
+                .unwrap();
+        })
+    });
+    rx.recv().unwrap()
+}
+
+/// The test database served with timeouts of 1 s.
+fn quick_server() -> SocketAddr {
+    static ADDR: OnceLock<SocketAddr> = OnceLock::new();
+    *ADDR.get_or_init(|| {
+        let limits = awari_probe::serve::Limits {
+            header_timeout: std::time::Duration::from_secs(1),
+            body_timeout: std::time::Duration::from_secs(1),
+        };
+        guarded_server(awari_probe::serve::router_with(database(), limits))
+    })
+}
+
+/// Send `raw` to `addr` and read until the server closes the connection, at most 5 s: the
+/// bytes read, and how long it took.
+fn exchange(addr: SocketAddr, raw: &[u8]) -> (String, std::time::Duration) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let start = std::time::Instant::now();
+    // Written beside the reads: the server may answer (and close) before it has all of it.
+    let mut writer = s.try_clone().unwrap();
+    let raw = raw.to_vec();
+    std::thread::spawn(move || {
+        let _ = writer.write_all(&raw);
+    });
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => got.extend_from_slice(&buf[..k]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!(
+                "the connection is still open after {:?} ({e}); read: {}",
+                start.elapsed(),
+                String::from_utf8_lossy(&got)
+            ),
+        }
+    }
+    (String::from_utf8_lossy(&got).into_owned(), start.elapsed())
+}
+
+/// The status and JSON body of an answer read by [`exchange`].
+fn answer(raw: &str) -> (u16, Value) {
+    let (head, body) = raw
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("{raw}"));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    let j = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {raw}"));
+    (status, j)
+}
+
+/// A client that never finishes its headers, or never sends any, is cut off after the header
+/// timeout; one that finishes them in time is answered.
+#[test]
+fn slow_headers_are_cut_off() {
+    let addr = quick_server();
+    for raw in [
+        &b"GET /api/health HTTP/1.1\r\nHost: x\r\n"[..],
+        b"GET /api",
+        b"",
+    ] {
+        let (got, took) = exchange(addr, raw);
+        assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+        assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    }
+    let (got, _) = exchange(
+        addr,
+        b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(answer(&got).0, 200, "{got}");
+}
+
+/// A body announced larger than the limit is 413 at once, with a JSON body, however large
+/// the announcement; a body that comes too slowly is 408.
+#[test]
+fn large_and_slow_bodies_are_refused() {
+    let addr = quick_server();
+    for length in ["99999999999999", "2097153"] {
+        let raw = format!(
+            "POST /api/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n{{\"boards\": ["
+        );
+        let (got, took) = exchange(addr, raw.as_bytes());
+        let (status, j) = answer(&got);
+        assert_eq!(status, 413, "{got}");
+        assert!(
+            j["error"]
+                .as_str()
+                .unwrap()
+                .contains("larger than 2097152 bytes"),
+            "{j}"
+        );
+        assert!(took < std::time::Duration::from_millis(900), "{took:?}");
+    }
+    // Chunked, without a length: refused once past the limit.
+    let mut raw =
+        b"POST /api/batch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..40 {
+        raw.extend_from_slice(format!("{:x}\r\n", 65536).as_bytes());
+        raw.extend(std::iter::repeat_n(b' ', 65536));
+        raw.extend_from_slice(b"\r\n");
+    }
+    let (got, _) = exchange(addr, &raw);
+    assert_eq!(answer(&got).0, 413, "{got}");
+    // 10 bytes of 100, then nothing.
+    let (got, took) = exchange(
+        addr,
+        b"POST /api/batch HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"boards\":",
+    );
+    let (status, j) = answer(&got);
+    assert_eq!(status, 408, "{got}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap()
+            .contains("took longer than 1 s"),
+        "{j}"
+    );
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+}
+
+/// Routes and methods that do not exist are JSON errors too.
+#[test]
+fn every_error_answer_is_json() {
+    let addr = quick_server();
+    for (method, path, status, message) in [
+        ("GET", "/api/nothing", 404, "no such page: GET /api/nothing"),
+        ("GET", "/nothing/at/all", 404, "no such page"),
+        ("GET", "/api/batch", 405, "GET is not allowed on /api/batch"),
+        (
+            "POST",
+            "/api/position",
+            405,
+            "POST is not allowed on /api/position",
+        ),
+        ("DELETE", "/", 405, "DELETE is not allowed on /"),
+    ] {
+        let (got, body) = request_at(addr, method, path, None);
+        assert_eq!(got, status, "{method} {path}: {body}");
+        let j: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        let e = j["error"].as_str().unwrap();
+        assert!(e.contains(message), "{method} {path}: {e}");
+    }
+    // The default server's too.
+    let (status, body) = request("GET", "/api/nothing", None);
+    assert_eq!(status, 404);
+    assert!(body.contains("\"error\""), "{body}");
+}
+
+/// A panic in a handler is a generic 500, its text nowhere in the answer; the server goes on.
+#[test]
+fn a_panic_is_a_generic_500() {
+    use axum::routing::get;
+    let router = awari_probe::serve::guard(
+        axum::Router::new()
+            .route(
+                "/boom",
+                get(|| async {
+                    if std::hint::black_box(true) {
+                        panic!("secret panic text at /home/somebody");
+                    }
+                    "unreached"
+                }),
+            )
+            .route("/fine", get(|| async { "fine" })),
+    );
+    let addr = guarded_server(router);
+    for _ in 0..3 {
+        let (status, body) = request_at(addr, "GET", "/boom", None);
+        assert_eq!(status, 500, "{body}");
+        assert!(
+            !body.contains("secret") && !body.contains("panic"),
+            "{body}"
+        );
+        let j: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(j["error"], awari_probe::serve::INTERNAL_ERROR);
+        assert_eq!(request_at(addr, "GET", "/fine", None), (200, "fine".into()));
+    }
+}
+
+/// A damaged table (a value of 127) is a generic 500: the file and the entry are on the
+/// server's stderr, not in the answer.
+#[test]
+fn a_damaged_table_is_a_500_without_internal_text() {
+    let dir = common::temp("serve-damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = common::db(Rules::Awari);
+    for n in (0..16).filter(|&n| awari_db::level_exists(n)) {
+        let to = awari_db::level_path(&dir, n);
+        std::os::unix::fs::symlink(awari_db::level_path(source, n), to).unwrap();
+    }
+    let mut bytes = std::fs::read(awari_db::level_path(source, 16)).unwrap();
+    bytes[64 + 588953] = 127;
+    std::fs::write(awari_db::level_path(&dir, 16), bytes).unwrap();
+    let router = awari_probe::serve::router(Database::open(&dir, None).unwrap());
+    let addr = guarded_server(router);
+    let vu = "1,1,1,1,1,2,4,2,3,0,0,0";
+    for (method, path, body) in [
+        ("GET", format!("/api/position?board={vu}"), None),
+        ("GET", format!("/api/line?board={vu}"), None),
+        (
+            "POST",
+            "/api/batch".to_string(),
+            Some(format!("{{\"boards\": [[{vu}]]}}")),
+        ),
+    ] {
+        let (status, text) = request_at(addr, method, &path, body.as_deref());
+        assert_eq!(status, 500, "{path}: {text}");
+        let j: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(j["error"], awari_probe::serve::INTERNAL_ERROR, "{path}");
+        assert!(!text.contains("127") && !text.contains(".values"), "{text}");
+    }
+    // Other positions are still answered.
+    let (status, _) = request_at(
+        addr,
+        "GET",
+        "/api/position?board=0,0,0,0,0,0,0,0,0,0,0,1",
+        None,
+    );
+    assert_eq!(status, 200);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
