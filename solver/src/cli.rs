@@ -41,6 +41,23 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The most threads `--threads` takes: 1024, or 16 per core on a larger machine.
+fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    1024.max(16 * cores)
+}
+
+/// A `--threads` count: 0 (one per core) up to [`max_threads`].
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let max = max_threads();
+    match text.trim().parse::<usize>() {
+        Ok(t) if t <= max => Ok(t),
+        _ => Err(format!(
+            "expected a number of threads from 1 to {max} (0: one per core), got {text:?}"
+        )),
+    }
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum ModeArg {
     Auto,
@@ -100,8 +117,8 @@ pub enum Command {
         /// Rule set: awari, abapa, grand-slam or cross-wari.
         #[arg(long, default_value = "awari")]
         rules: Rules,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
+        /// Worker threads, at most 1024 or 16 per core (default, or 0: one per core).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Memory the level in progress may use, e.g. 8G (default: what the machine has free).
         #[arg(long, value_parser = sys::parse_size)]
@@ -171,8 +188,8 @@ pub enum Command {
         /// few tenths of a percent of the real size.
         #[arg(long, conflicts_with = "out")]
         estimate: bool,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
+        /// Worker threads, at most 1024 or 16 per core (default, or 0: one per core).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
     },
     /// Check every table: checksums, every entry recomputed from its children and, with
@@ -188,8 +205,8 @@ pub enum Command {
         /// Levels to verify (default: every level present). Their lower levels must be present.
         #[arg(long, num_args = 1.., value_parser = clap::value_parser!(u32).range(0..=48))]
         stones: Vec<u32>,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
+        /// Worker threads, at most 1024 or 16 per core (default, or 0: one per core).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// How many failing entries to print per level.
         #[arg(long, default_value_t = 10)]
@@ -258,8 +275,8 @@ pub enum Command {
         check: bool,
         #[arg(long, value_enum, default_value_t = DepthFormArg::Auto, help = DEPTH_FORM_HELP)]
         depth_form: DepthFormArg,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
+        /// Worker threads, at most 1024 or 16 per core (default, or 0: one per core).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
     },
     /// Compare two database directories level by level, streamed: ours or raw VU `scores.N`
@@ -275,8 +292,8 @@ pub enum Command {
         /// How many differing entries to print per level.
         #[arg(long, default_value_t = 5)]
         show: usize,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
+        /// Worker threads, at most 1024 or 16 per core (default, or 0: one per core).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
     },
     /// What building levels 0..N takes: memory, disk and time per level, and totals.
@@ -333,8 +350,9 @@ pub struct PlanArgs {
     /// Memory a level may use, e.g. 512G (default: what this machine has free).
     #[arg(long, value_parser = sys::parse_size)]
     pub memory: Option<u64>,
-    /// Cores to plan for (default: this machine's).
-    #[arg(long)]
+    /// Cores to plan for, at most 1024 or 16 per core of this machine (default, or 0: this
+    /// machine's).
+    #[arg(long, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// This machine's measured speeds, bytes per position and disk bandwidth, as
     /// scripts/calibrate.sh writes them (JSON; see docs/whole-game.md), instead of the
@@ -523,7 +541,9 @@ impl PlanArgs {
                     .or(memory)
                     .or_else(sys::memory_available)
                     .context("give --memory-per-rank")?,
-                threads: threads.unwrap_or_else(rayon::current_num_threads),
+                threads: threads
+                    .filter(|&t| t > 0)
+                    .unwrap_or_else(rayon::current_num_threads),
                 rate,
                 efficiency: distributed_efficiency,
                 low_ratio,
@@ -543,7 +563,9 @@ impl PlanArgs {
                 };
                 sys::disk_free(dir)
             }),
-            threads: threads.unwrap_or_else(rayon::current_num_threads),
+            threads: threads
+                .filter(|&t| t > 0)
+                .unwrap_or_else(rayon::current_num_threads),
             rate,
             low_ratio,
             two_bit_ratio,

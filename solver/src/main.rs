@@ -265,10 +265,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Start the thread pool with `threads` workers (absent or 0: one per core, rayon's default).
 fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
-    if let Some(t) = threads {
+    if let Some(t) = threads.filter(|&t| t > 0) {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
+            .num_threads(t)
             .build_global()
             .context("cannot start the thread pool")?;
     }

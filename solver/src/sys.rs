@@ -167,7 +167,12 @@ pub fn disk_free(dir: &Path) -> Option<u64> {
     }
 }
 
-/// Parse a size such as `512M`, `2G`, `1.5G`, `300000000` (bytes; K/M/G/T are powers of 1024).
+/// The largest size [`parse_size`] takes: 1 PiB, more memory or disk than any one machine
+/// this runs on has.
+pub const SIZE_MAX: u64 = 1 << 50;
+
+/// Parse a size such as `512M`, `2G`, `1.5G`, `300000000` (bytes; K/M/G/T are powers of 1024),
+/// from 1 byte to [`SIZE_MAX`].
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let (num, mult) = match t.chars().last() {
@@ -187,10 +192,21 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let x: f64 = num
         .parse()
         .map_err(|_| format!("'{text}' is not a size (e.g. 512M, 2G, 1.5G)"))?;
-    if x.is_nan() || x < 0.0 {
-        return Err(format!("'{text}' is not a size"));
+    let bytes = x * mult as f64;
+    if !bytes.is_finite() {
+        return Err(format!("'{text}' is not a size (e.g. 512M, 2G, 1.5G)"));
     }
-    Ok((x * mult as f64) as u64)
+    if bytes < 1.0 {
+        return Err(format!(
+            "'{text}' is not a size (it must be at least 1 byte)"
+        ));
+    }
+    if bytes > SIZE_MAX as f64 {
+        return Err(format!(
+            "'{text}' is more than 1 PiB: not a size a machine has"
+        ));
+    }
+    Ok(bytes as u64)
 }
 
 /// A byte count for people: `1.5 GiB`.
@@ -224,5 +240,18 @@ mod tests {
         }
         assert_eq!(human(512), "512 B");
         assert_eq!(human(3 << 30), "3.00 GiB");
+    }
+
+    #[test]
+    fn absurd_sizes_are_refused() {
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("1024T"), Ok(SIZE_MAX));
+        assert_eq!(parse_size("1"), Ok(1));
+        for bad in [
+            "0", "0G", "0.1", "-1G", "1025T", "1e300", "inf", "infG", "NaN", "", "G", "12Q", "x",
+        ] {
+            let e = parse_size(bad).expect_err(bad);
+            assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
+        }
     }
 }

@@ -9,6 +9,9 @@ use super::plan::level_io;
 use crate::exits::lower_positions;
 use crate::twobit;
 
+/// The largest calibration file read: 1 MiB (`scripts/calibrate.sh` writes under 1 KiB).
+pub const CALIBRATION_MAX: u64 = 1 << 20;
+
 /// A machine's measured speeds, as `scripts/calibrate.sh` writes them: a JSON object
 ///
 /// ```text
@@ -88,11 +91,29 @@ impl IoSample {
 }
 
 impl Calibration {
-    /// Read a calibration file (see [`Calibration`]).
+    /// Read a calibration file (see [`Calibration`]): a regular file of at most
+    /// 1 MiB (`CALIBRATION_MAX`; a FIFO or a device such as `/dev/zero` is refused before it
+    /// is read, a larger file after reading no more than that).
     pub fn read(path: &Path) -> Result<Calibration, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("calibration file {}: {e}", path.display()))?;
-        Calibration::parse(&text).map_err(|e| format!("calibration file {}: {e}", path.display()))
+        use std::io::Read;
+        let fail = |e: &dyn std::fmt::Display| format!("calibration file {}: {e}", path.display());
+        awari_db::files::regular_file(path).map_err(|e| match e {
+            // The path is already said.
+            awari_db::TableError::Io { source, .. } => fail(&source),
+            e => format!("calibration file {e}"),
+        })?;
+        let file = std::fs::File::open(path).map_err(|e| fail(&e))?;
+        let mut bytes = Vec::new();
+        file.take(CALIBRATION_MAX + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(&e))?;
+        if bytes.len() as u64 > CALIBRATION_MAX {
+            return Err(fail(&format!(
+                "larger than {CALIBRATION_MAX} bytes: not a calibration file"
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| fail(&"not UTF-8 text"))?;
+        Calibration::parse(&text).map_err(|e| fail(&e))
     }
 
     /// Parse a calibration file's text: unknown keys, a missing in-memory rate, or a number

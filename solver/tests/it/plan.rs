@@ -179,7 +179,7 @@ fn a_bad_calibration_file_is_a_one_line_error() {
             "rate_per_thread.memory: expected a positive number",
         ),
         (missing.to_str().unwrap(), "No such file"),
-        ("/", "Is a directory"),
+        ("/", "not a regular file (it is a directory)"),
     ] {
         let o = plan(20, &["--calibration", path]);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -252,4 +252,136 @@ fn the_memory_available_is_the_cgroups_where_it_is_less() {
         bytes <= 600 << 20 && bytes > 400 << 20,
         "memory limit {limit} in a cgroup of 600 MiB"
     );
+}
+
+/// `awari-solver args`, which must finish within 30 s (killed past them: the test fails).
+fn solver_within(args: &[&str]) -> Output {
+    let mut child = std::process::Command::new(BIN)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?}: still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// It failed with `code` and one line on stderr holding `needle`.
+fn refused(out: &Output, code: i32, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(err.contains(needle), "'{needle}' not in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A calibration "file" that never ends, or that is a FIFO no one writes, is refused at once;
+/// one larger than 1 MiB after reading 1 MiB of it.
+#[test]
+fn a_calibration_that_is_not_a_small_file_is_refused_at_once() {
+    let plan_with = |cal: &str| solver_within(&["plan", "--max-stones", "4", "--calibration", cal]);
+    refused(
+        &plan_with("/dev/zero"),
+        1,
+        "calibration file /dev/zero: not a regular file (it is a character device)",
+    );
+    let dir = temp("calibration-hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.json");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    refused(&plan_with(fifo.to_str().unwrap()), 1, "(it is a FIFO)");
+    let big = dir.join("big.json");
+    std::fs::write(&big, vec![b' '; (1 << 20) + 1]).unwrap();
+    refused(
+        &plan_with(big.to_str().unwrap()),
+        1,
+        "larger than 1048576 bytes",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--threads` past 1024 (and 16 per core) and sizes of 0 or past 1 PiB are usage errors in
+/// every command that takes them; `--threads 0` is one thread per core, as the help says.
+#[test]
+fn absurd_threads_and_sizes_are_refused() {
+    for command in [
+        &["build", "--max-stones", "2", "--db", "/nonexistent/awari-x"][..],
+        &["verify", "--db", "/nonexistent/awari-x"],
+        &["depth", "--db", "/nonexistent/awari-x"],
+        &["compress", "--db", "/nonexistent/awari-x", "--estimate"],
+        &["compare", "/nonexistent/a", "/nonexistent/b"],
+        &["plan", "--max-stones", "4"],
+    ] {
+        for threads in ["100000", "18446744073709551616", "many"] {
+            let mut args = command.to_vec();
+            args.extend(["--threads", threads]);
+            refused(
+                &solver_within(&args),
+                2,
+                "expected a number of threads from 1 to",
+            );
+        }
+    }
+    for command in [
+        &["build", "--max-stones", "2", "--db", "/nonexistent/awari-x"][..],
+        &["verify", "--db", "/nonexistent/awari-x"],
+        &["depth", "--db", "/nonexistent/awari-x"],
+        &["plan", "--max-stones", "4"],
+    ] {
+        for (size, why) in [
+            ("0", "at least 1 byte"),
+            ("0.5", "at least 1 byte"),
+            ("2000T", "more than 1 PiB"),
+            ("1e30", "more than 1 PiB"),
+            ("infT", "'infT' is not a size"),
+            ("NaN", "'NaN'"),
+            ("lots", "unknown size unit"),
+            ("1.2.3G", "not a size"),
+        ] {
+            let mut args = command.to_vec();
+            args.extend(["--memory", size]);
+            refused(&solver_within(&args), 2, why);
+        }
+    }
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let out = solver_within(&[
+        "plan",
+        "--max-stones",
+        "4",
+        "--threads",
+        "0",
+        "--disk",
+        "1T",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("levels 0..4, {cores} threads")),
+        "{text}"
+    );
+    let dir = temp("threads-0");
+    let out = solver_within(&[
+        "build",
+        "--max-stones",
+        "2",
+        "--threads",
+        "0",
+        "--db",
+        dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("with {cores} threads")), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
