@@ -47,13 +47,17 @@ pub enum BuildError {
         available: u64,
     },
     /// The disk filled up while a level was being built (its progress so far is kept when the
-    /// algorithm checkpoints).
-    #[error("level {level}: the disk is full ({}); free space in it and run the build again{}", path.display(), if *resumable { ", which resumes the level at its last checkpoint" } else { "" })]
+    /// algorithm checkpoints). Nothing is left under a final name: a table is renamed into
+    /// place only when whole.
+    #[error("level {level}: the disk is full writing {} (the level needs about {} in all); free space there and run the build again{}", path.display(), sys::human(*needed), if *resumable { ", which resumes the level at its last checkpoint" } else { "" })]
     DiskFull {
         /// The level.
         level: u32,
         /// The file being written.
         path: PathBuf,
+        /// Bytes the level needs on disk, its work files included (the estimate the build
+        /// checks before it starts a level).
+        needed: u64,
         /// Whether the level's progress is kept (the two-bit algorithm).
         resumable: bool,
     },
@@ -228,6 +232,40 @@ pub fn count_values(table: &Table) -> Result<LevelCounts, TableError> {
         .try_reduce(LevelCounts::default, |a, b| Ok(a.merge(b)))
 }
 
+/// A build error that is a full disk (ENOSPC on a file being written), as
+/// [`BuildError::DiskFull`] with what level `n` in `mode` needs; others as they are.
+fn disk_full(e: BuildError, n: u32, needed: u64, mode: Mode) -> BuildError {
+    let table = match &e {
+        BuildError::Table(t)
+        | BuildError::Builder(crate::level::BuilderError::Table(t))
+        | BuildError::DepthPass(crate::depth::DepthError::Table(t)) => t,
+        _ => return e,
+    };
+    let path = match table {
+        TableError::Io { path, source } if source.raw_os_error() == Some(28) => path.clone(),
+        _ => return e,
+    };
+    BuildError::DiskFull {
+        level: n,
+        path,
+        needed,
+        resumable: mode == Mode::TwoBit,
+    }
+}
+
+/// Bytes of disk level `n` needs when built in `mode`: its table, its work files, and with
+/// `depth` its depth table and the depth pass's wave files (about 1.5 bytes per position at
+/// most, and a depth table of 1 byte per position, 2 past depth 255).
+fn level_disk(n: u32, mode: Mode, depth: bool) -> u64 {
+    let depth_bytes = if depth { 3 * level_size(n) } else { 0 };
+    let work = match mode {
+        Mode::LowMemory => lowmem::disk_needed(n),
+        Mode::TwoBit => twobit::disk_needed(n),
+        _ => 0,
+    };
+    level_size(n) + depth_bytes + work + 2 * awari_db::table::HEADER_LEN as u64
+}
+
 /// Check the checksum of every level below `n` in `levels` that is not `checked` yet (each
 /// read whole, on all cores), and mark it: a level is built only on lower levels whose data
 /// is what was written. `AWARI_TIMINGS` prints the time it took.
@@ -318,14 +356,15 @@ pub fn build(
         let built = match mode {
             Mode::LowMemory => {
                 let bucket = lowmem::exit_bucket(n, threads, budget);
-                build_level_low_memory(&opts.dir, n, opts.rules, &levels, bucket, progress)?
+                build_level_low_memory(&opts.dir, n, opts.rules, &levels, bucket, progress)
             }
             Mode::TwoBit => {
                 let bucket = twobit::exit_bucket(n, threads, budget);
-                build_level_two_bit(&opts.dir, n, opts.rules, &levels, bucket, progress)?
+                build_level_two_bit(&opts.dir, n, opts.rules, &levels, bucket, progress)
             }
-            _ => build_level(&opts.dir, n, opts.rules, &levels, false, progress)?,
-        };
+            _ => build_level(&opts.dir, n, opts.rules, &levels, false, progress),
+        }
+        .map_err(|e| disk_full(e, n, level_disk(n, mode, opts.depth), mode))?;
         let seconds = built
             .seconds
             .unwrap_or_else(|| start.elapsed().as_secs_f64());
@@ -501,18 +540,8 @@ pub fn build_level_two_bit(
     bucket: u64,
     progress: &dyn Progress,
 ) -> Result<BuiltLevel, BuildError> {
-    let full = |e: TableError| match e {
-        TableError::Io { path, source } if source.raw_os_error() == Some(28) => {
-            BuildError::DiskFull {
-                level: n,
-                path,
-                resumable: true,
-            }
-        }
-        e => e.into(),
-    };
     let builder = TwoBit::open(dir, n, rules, lower, bucket)?;
-    let r = builder.run(progress).map_err(full)?;
+    let r = builder.run(progress)?;
     Ok(BuiltLevel {
         counts: r.counts,
         max_depth: None,
@@ -562,15 +591,7 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
             available: budget.unwrap_or(0),
         });
     }
-    // The depth table (1 byte per position, 2 past depth 255) and the depth pass's wave
-    // files (about 1.5 bytes per position at most).
-    let depth_bytes = if opts.depth { 3 * level_size(n) } else { 0 };
-    let (table, work) = match mode {
-        Mode::LowMemory => (level_size(n), lowmem::disk_needed(n)),
-        Mode::TwoBit => (level_size(n), twobit::disk_needed(n)),
-        _ => (level_size(n), 0),
-    };
-    let disk = table + depth_bytes + work + 2 * awari_db::table::HEADER_LEN as u64;
+    let disk = level_disk(n, mode, opts.depth);
     if let Some(free) = sys::disk_free(dir) {
         if disk > free {
             return Err(BuildError::Disk {

@@ -21,7 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod build;
-pub mod checkpoint;
+mod checkpoint;
 pub mod compare;
 pub mod compress;
 pub mod depth;
@@ -38,6 +38,7 @@ pub mod sys;
 pub mod verify;
 
 pub use build::{build, BuildError, BuildOptions, LevelReport};
+pub use checkpoint::CheckpointError;
 pub use distributed::comm;
 pub use level::{lowmem, twobit, LevelBuilder, LevelCounts};
 pub use progress::{Progress, Silent};
