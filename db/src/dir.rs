@@ -1,4 +1,7 @@
-//! A database directory: one values table per level, all under one rule set.
+//! A database directory: one values table per level, all under one rule set. Every lookup
+//! checks what it reads against the table's checksum before it believes it: a plain table's
+//! 4 MiB chunk the first time an entry of it is read in this process
+//! ([`Table::check_entries`]), a compressed table's block each time it is decoded.
 //!
 //! ```text
 //! awari-db/
@@ -337,6 +340,7 @@ impl Levels {
                 seeds,
             })?;
         let context = table.depth_context(start..start + out.len() as u64);
+        table.check_entries(start..start + out.len() as u64)?;
         let mut values = Vec::new();
         self.read_values(seeds, context, &mut values)?;
         table.read_depths(start, out, &values)?;
@@ -365,6 +369,7 @@ impl Levels {
         } else {
             let mut buf = Vec::new();
             let start = range.start;
+            table.check_entries(range.clone())?;
             out.extend(table.read(range, &mut buf)?.iter().map(|&b| b as i8));
             let n = table.header().seeds;
             if let Some(k) = out.iter().position(|v| u32::from(v.unsigned_abs()) > n) {
@@ -409,6 +414,7 @@ impl Levels {
     fn lookup_below(&self, board: &Board, index: u64, bound: i8) -> Result<Option<i8>, DbError> {
         let table = self.require(board.seeds())?;
         if !table.is_probe_form() {
+            table.check_entries(index..index + 1)?;
             let v = in_range(table, index, table.value(index)?)?;
             return Ok((v < bound).then_some(v));
         }

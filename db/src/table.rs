@@ -3,7 +3,7 @@
 //! ```text
 //! offset size  field
 //!      0    8  magic, b"AWARITB\x1a"
-//!      8    4  format version, u32 LE (currently 1)
+//!      8    4  format version, u32 LE (currently 2; version 1 has no chunk digests)
 //!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam, 3 cross-wari
 //!     13    1  index scheme: 1 = Romein & Bal lexicographic (pit 11 first) numbering
 //!     14    1  content: 0 = values, 1 = depth to conversion
@@ -17,7 +17,11 @@
 //!     48    8  checksum of the header, u64 LE: XXH3-64 (seed 0) of bytes 0..48, checked on
 //!              open; zero in tables written before it was added, which are then not checked
 //!     56    8  reserved, zero
-//!     64    …  data: entry count × bytes per entry, in index order
+//!     64    D  data: entry count × bytes per entry, in index order
+//!   64+D  8×C  (version 2) the digest of each of the data's C checksum chunks, u64 LE
+//!              (`format::chunk_digest`): the checksum at offset 40 is their combination,
+//!              so they are checked on open, and then let a reader check each chunk the
+//!              first time it reads from it ([`Table::check_entries`])
 //! ```
 //!
 //! A values table's data section is byte-for-byte the published `scores.N` file of the VU
@@ -35,6 +39,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
+
 use memmap2::Mmap;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -51,8 +58,8 @@ pub use crate::format::{
 
 /// The first eight bytes of every plain table file.
 pub const MAGIC: [u8; 8] = *b"AWARITB\x1a";
-/// The format version this library writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this library writes (it reads 1 and 2).
+pub const VERSION: u32 = 2;
 
 /// What a table's entries hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,7 +166,7 @@ impl Header {
             seeds,
             entries,
             ..
-        } = Preamble::parse(path, h, MAGIC, VERSION..=VERSION)?;
+        } = Preamble::parse(path, h, MAGIC, 1..=VERSION)?;
         // A flipped bit in a field the checks below would accept (content, the data
         // checksum, ...) is caught here.
         let own = u64_at(48);
@@ -202,6 +209,22 @@ impl Header {
     pub fn data_len(&self) -> u64 {
         self.entries * u64::from(self.entry_bytes)
     }
+
+    /// The number of checksum chunks of the data section.
+    pub fn chunks(&self) -> u64 {
+        self.data_len().div_ceil(CHECKSUM_CHUNK as u64)
+    }
+
+    /// Length of a table file of this header, as this library writes it (version 2: header,
+    /// data, chunk digests).
+    pub fn file_len(&self) -> u64 {
+        HEADER_LEN as u64 + self.data_len() + 8 * self.chunks()
+    }
+}
+
+/// The chunk digests as the trailer of a version-2 table.
+fn trailer(digests: &[u64]) -> Vec<u8> {
+    digests.iter().flat_map(|d| d.to_le_bytes()).collect()
 }
 
 impl From<&CompressedHeader> for Header {
@@ -237,8 +260,7 @@ impl SharedTable {
     pub fn create(path: impl AsRef<Path>, header: Header) -> Result<SharedTable, TableError> {
         let path = path.as_ref().to_path_buf();
         let (tmp, file) = create_tmp(&path)?;
-        file.set_len(HEADER_LEN as u64 + header.data_len())
-            .map_err(io_err(&tmp))?;
+        file.set_len(header.file_len()).map_err(io_err(&tmp))?;
         Ok(SharedTable {
             path,
             tmp,
@@ -318,6 +340,9 @@ impl SharedTable {
         }
         self.header.checksum = combine_digests(&all);
         self.file
+            .write_all_at(&trailer(&all), HEADER_LEN as u64 + len)
+            .map_err(io_err(&self.tmp))?;
+        self.file
             .write_all_at(&self.header.to_bytes(), 0)
             .map_err(io_err(&self.tmp))?;
         commit_tmp(self.file, &self.tmp, &self.path)?;
@@ -347,6 +372,31 @@ pub struct Table {
     path: PathBuf,
     header: Header,
     store: Store,
+    checks: ChunkChecks,
+}
+
+/// What a reader knows of a plain table's checksum chunks (see [`Table::check_entries`]).
+#[derive(Debug, Default)]
+struct ChunkChecks {
+    /// Each chunk's digest, from a version-2 table's trailer (empty otherwise).
+    digests: Box<[u64]>,
+    /// A bit per chunk: checked in this process.
+    checked: Box<[AtomicU64]>,
+    /// A version-1 table (no digests): whether its whole data matched its checksum, checked
+    /// once, the first time an entry is read.
+    whole: OnceLock<bool>,
+}
+
+impl ChunkChecks {
+    /// The checks of a table whose chunk digests are `digests`.
+    fn of(digests: Vec<u64>) -> ChunkChecks {
+        let words = digests.len().div_ceil(64);
+        ChunkChecks {
+            digests: digests.into_boxed_slice(),
+            checked: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            whole: OnceLock::new(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -475,9 +525,16 @@ impl Table {
                 path: path.to_path_buf(),
                 header,
                 store,
+                checks: ChunkChecks::default(),
             });
         }
-        let expected_len = HEADER_LEN as u64 + header.data_len();
+        // Version 2 ends with the chunk digests; version 1 at the data's end.
+        let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+        let expected_len = if version >= 2 {
+            header.file_len()
+        } else {
+            HEADER_LEN as u64 + header.data_len()
+        };
         if len != expected_len {
             return Err(TableError::BadLength {
                 path: path.to_path_buf(),
@@ -486,6 +543,25 @@ impl Table {
             });
         }
         let map = map_file(path, &file, len)?;
+        let mut checks = ChunkChecks::default();
+        if version >= 2 {
+            let at = (HEADER_LEN as u64 + header.data_len()) as usize;
+            let digests: Vec<u64> = map
+                .as_ref()
+                .map_or(&[][..], |m| &m[at..])
+                .chunks_exact(8)
+                .map(|d| u64::from_le_bytes(d.try_into().expect("8 bytes")))
+                .collect();
+            let got = combine_digests(&digests);
+            if got != header.checksum {
+                return Err(TableError::BadChecksum {
+                    path: path.to_path_buf(),
+                    expected: header.checksum,
+                    got,
+                });
+            }
+            checks = ChunkChecks::of(digests);
+        }
         Ok(Table {
             path: path.to_path_buf(),
             header,
@@ -493,6 +569,7 @@ impl Table {
                 map,
                 offset: HEADER_LEN,
             },
+            checks,
         })
     }
 
@@ -515,6 +592,7 @@ impl Table {
             path: path.to_path_buf(),
             header: Header::values(Rules::Awari, seeds),
             store: Store::Plain { map, offset: 0 },
+            checks: ChunkChecks::default(),
         })
     }
 
@@ -561,7 +639,7 @@ impl Table {
             Store::Plain {
                 map: Some(m),
                 offset,
-            } => Some(&m[*offset..]),
+            } => Some(&m[*offset..*offset + self.header.data_len() as usize]),
             Store::Plain { map: None, .. } => Some(&[]),
             Store::Compressed(_) => None,
         }
@@ -721,6 +799,52 @@ impl Table {
         Ok(())
     }
 
+    /// Check the data behind entries `range` against the table's checksum before they are
+    /// believed: in a version-2 plain table, each checksum chunk (4 MiB) the range touches,
+    /// the first time in this process (a bit per chunk; then an atomic load per call); in a
+    /// version-1 one, its whole data once. A compressed table checks each block as it
+    /// decodes it, and a raw VU file has no checksum: both pass. A chunk that fails is
+    /// [`TableError::CorruptBlock`], naming the file.
+    pub fn check_entries(&self, range: std::ops::Range<u64>) -> Result<(), TableError> {
+        let Some(data) = self.plain().filter(|_| !self.is_raw()) else {
+            return Ok(());
+        };
+        let c = &self.checks;
+        if c.digests.is_empty() {
+            if *c.whole.get_or_init(|| self.verify().is_ok()) {
+                return Ok(());
+            }
+            return self.verify();
+        }
+        let width = u64::from(self.header.entry_bytes.max(1));
+        let chunk = CHECKSUM_CHUNK as u64;
+        if range.is_empty() {
+            return Ok(());
+        }
+        let first = range.start * width / chunk;
+        let last = ((range.end * width - 1) / chunk).min(c.digests.len() as u64 - 1);
+        for k in first..=last {
+            let (word, bit) = (&c.checked[(k / 64) as usize], 1u64 << (k % 64));
+            if word.load(Relaxed) & bit != 0 {
+                continue;
+            }
+            let start = (k * chunk) as usize;
+            let end = (start + CHECKSUM_CHUNK).min(data.len());
+            if chunk_digest(&data[start..end]) != c.digests[k as usize] {
+                return Err(TableError::CorruptBlock {
+                    path: self.path.clone(),
+                    seeds: self.header.seeds,
+                    block: k,
+                    what: format!(
+                        "checksum chunk {k} (bytes {start}..{end} of the data) does not match its digest"
+                    ),
+                });
+            }
+            word.fetch_or(bit, Relaxed);
+        }
+        Ok(())
+    }
+
     /// Decode and check every block of a compressed table (each block's checksum, and that
     /// its codes are whole); a plain table has no blocks and passes.
     pub fn check_blocks(&self) -> Result<(), TableError> {
@@ -838,6 +962,9 @@ impl TableWriter {
         }
         self.flush_pending()?;
         self.header.checksum = combine_digests(&self.digests);
+        self.out
+            .write_all(&trailer(&self.digests))
+            .map_err(io_err(&self.tmp))?;
         let tmp = self.tmp.clone();
         let mut file = self
             .out

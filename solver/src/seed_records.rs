@@ -110,8 +110,10 @@ pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
         }
         shift += 7;
         if b < 0x80 {
-            prev = prev.saturating_add((x >> 1).min(CHUNK) as i64);
-            if prev >= CHUNK as i64 {
+            // Every gap is at least 1: 0 is not a record's.
+            let gap = (x >> 1).min(CHUNK) as i64;
+            prev += gap;
+            if gap == 0 || prev >= CHUNK as i64 {
                 break;
             }
             out.push((prev as u32, x & 1 == 1));

@@ -417,3 +417,63 @@ fn a_value_outside_its_level_is_an_error_naming_the_entry() {
     assert_eq!(levels.lookup(&board, index).unwrap(), -5);
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// A version-2 table carries its chunk digests: a changed data byte is found by the first
+/// read of its chunk (a lookup through the directory names the file), the other chunks read
+/// as before; a changed digest is refused on open; a version-1 table (no digests, as written
+/// before them) is checked whole on its first read.
+#[test]
+fn each_chunk_is_checked_the_first_time_it_is_read() {
+    let d = dir("chunks");
+    let n = 14; // 4.4 M entries: two checksum chunks
+    let data = vec![0u8; level_size(n) as usize]; // every position a draw: valid values
+    let path = awari_db::level_path(&d, n);
+    write_table(&path, Header::values(Rules::Awari, n), &data).unwrap();
+    let chunk = awari_db::table::CHECKSUM_CHUNK as u64;
+    let len = fs::metadata(&path).unwrap().len();
+    assert_eq!(len, 64 + level_size(n) + 8 * 2);
+    let t = Table::open(&path, expect(Rules::Awari, n)).unwrap();
+    t.check_entries(0..level_size(n)).unwrap();
+    // A byte of the second chunk changed.
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[(64 + chunk + 17) as usize] = 3;
+    fs::write(&path, &bytes).unwrap();
+    let t = Table::open(&path, expect(Rules::Awari, n)).unwrap();
+    t.check_entries(0..10).unwrap();
+    let err = t.check_entries(chunk + 5..chunk + 6).unwrap_err();
+    assert!(
+        matches!(err, TableError::CorruptBlock { block: 1, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("level-14.values"), "{err}");
+    // Through the directory: the board at an index of the second chunk is refused.
+    let levels = awari_db::Levels::open(&d, Some(Rules::Awari)).unwrap();
+    let level = awari_db::Level::new(n);
+    let board = level.unrank(chunk + 17);
+    let err = levels.value(&board).unwrap_err();
+    assert!(err.to_string().contains("level-14.values"), "{err}");
+    assert!(levels.value(&level.unrank(3)).is_ok());
+    // A changed digest: refused on open.
+    bytes[(64 + chunk + 17) as usize] = 0;
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let err = Table::open(&path, expect(Rules::Awari, n)).unwrap_err();
+    assert!(matches!(err, TableError::BadChecksum { .. }), "{err}");
+    // Version 1: no digests; the whole data is checked at the first read.
+    bytes.truncate(bytes.len() - 16);
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let own = xxhash_rust::xxh3::xxh3_64(&bytes[..48]);
+    bytes[48..56].copy_from_slice(&own.to_le_bytes());
+    fs::write(&path, &bytes).unwrap();
+    let t = Table::open(&path, expect(Rules::Awari, n)).unwrap();
+    t.check_entries(0..1).unwrap();
+    bytes[(64 + chunk + 17) as usize] = 3;
+    fs::write(&path, &bytes).unwrap();
+    let t = Table::open(&path, expect(Rules::Awari, n)).unwrap();
+    assert!(matches!(
+        t.check_entries(0..1).unwrap_err(),
+        TableError::BadChecksum { .. }
+    ));
+    fs::remove_dir_all(&d).unwrap();
+}

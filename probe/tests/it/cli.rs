@@ -449,7 +449,8 @@ fn raw_vu_directory_gives_the_same_answers() {
     std::fs::create_dir_all(&raw).unwrap();
     for n in (0..=16).filter(|&n| level_exists(n)) {
         let bytes = std::fs::read(level_path(d, n)).unwrap();
-        std::fs::write(raw.join(format!("scores.{n}")), &bytes[64..]).unwrap();
+        let data = &bytes[64..64 + awari_db::level_size(n) as usize];
+        std::fs::write(raw.join(format!("scores.{n}")), data).unwrap();
     }
     let a = Database::open(d, None).unwrap();
     let b = Database::open(&raw, None).unwrap();

@@ -16,8 +16,8 @@ use common::temp;
 fn vu_copy(ours: &Path, max: u32, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for n in (0..=max).filter(|&n| level_exists(n)) {
-        let bytes = std::fs::read(level_path(ours, n)).unwrap();
-        std::fs::write(raw_path(to, n), &bytes[awari_db::table::HEADER_LEN..]).unwrap();
+        let data = crate::common::table_data(&level_path(ours, n));
+        std::fs::write(raw_path(to, n), &data).unwrap();
     }
 }
 

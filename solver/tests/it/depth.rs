@@ -255,8 +255,8 @@ fn depth_on_raw_files_into_another_directory() {
     let raw = temp("depth-raw");
     std::fs::create_dir_all(&raw).unwrap();
     for n in (0..=12).filter(|&n| level_exists(n)) {
-        let data = std::fs::read(awari_db::level_path(&ours, n)).unwrap();
-        std::fs::write(awari_db::raw_path(&raw, n), &data[64..]).unwrap();
+        let data = crate::common::table_data(&awari_db::level_path(&ours, n));
+        std::fs::write(awari_db::raw_path(&raw, n), &data).unwrap();
     }
     let out = temp("depth-raw-out");
     let o = solver(&["depth", "--db", s(&raw), "--out", s(&out)]);

@@ -326,7 +326,7 @@ fn many_unproven_positions_across_chunks() {
     let dir = values_dir("many-unproven", rules, n);
     let level = Level::new(n);
     let path = awari_db::level_path(&dir, n);
-    let mut data = std::fs::read(&path).unwrap()[64..].to_vec();
+    let mut data = crate::common::table_data(&path);
     let mut changed = 0;
     for (i, board) in (0..level.size()).zip(level.boards(0..level.size())) {
         if i % 997 == 0
@@ -498,7 +498,7 @@ fn class_pass_checks_values() {
 fn corrupted_values(dir: &Path, rules: Rules, n: u32) {
     let path = awari_db::level_path(dir, n);
     let file = std::fs::read(&path).unwrap();
-    let data = file[64..].to_vec();
+    let data = crate::common::table_data(&path);
     let level = Level::new(n);
     let levels = Levels::open(dir, Some(rules)).unwrap();
     let write = |data: &[u8]| {
@@ -594,7 +594,7 @@ fn checked_class_pass_resumes_with_its_failures() {
     let dir = values_dir("check-resume", rules, n);
     let level = Level::new(n);
     let path = awari_db::level_path(&dir, n);
-    let mut data = std::fs::read(&path).unwrap()[64..].to_vec();
+    let mut data = crate::common::table_data(&path);
     // Wrong entries early (in the first bucket) and late.
     let moving = |i: &u64| level.unrank(*i).quiet_moves(rules).is_ok();
     let early = (0..level.size()).find(moving).unwrap();

@@ -156,8 +156,10 @@ pub(super) fn decode(body: &[u8], mut f: impl FnMut(u32, i8)) {
         }
         shift += 7;
         if b < 0x80 {
-            prev = prev.saturating_add(x.min(CHUNK) as i64);
-            let (true, Some(&v)) = (prev < CHUNK as i64, body.get(i)) else {
+            // Every gap is at least 1: 0 is not a record's.
+            let gap = x.min(CHUNK) as i64;
+            prev += gap;
+            let (true, Some(&v)) = (gap > 0 && prev < CHUNK as i64, body.get(i)) else {
                 return;
             };
             f(prev as u32, v as i8);
@@ -171,6 +173,16 @@ pub(super) fn decode(body: &[u8], mut f: impl FnMut(u32, i8)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoding_garbage_never_leaves_the_chunk() {
+        let mut rng = awari_db::SplitMix64(12);
+        for len in 0..300 {
+            let bytes: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+            decode(&bytes, |k, _| assert!(u64::from(k) < CHUNK));
+        }
+        decode(&[0xff; 40], |_, _| panic!("nothing decodes from this"));
+    }
 
     #[test]
     fn records_round_trip() {

@@ -176,9 +176,18 @@ pub fn make_false_cycle(dir: &Path, rules: Rules, n: u32) -> Vec<awari_db::Board
 /// its moves, which only the consistency check finds. Returns its index.
 pub fn lower_a_won_value(dir: &Path, rules: Rules, n: u32) -> u64 {
     let path = awari_db::level_path(dir, n);
-    let mut data = std::fs::read(&path).unwrap()[64..].to_vec();
+    let mut data = table_data(&path);
     let i = data.iter().position(|&v| v as i8 > 2).unwrap();
     data[i] = (data[i] as i8 - 2) as u8;
     awari_db::write_table(&path, awari_db::Header::values(rules, n), &data).unwrap();
     i as u64
+}
+
+/// The data section of the plain table at `path` (between its header and its chunk digests).
+pub fn table_data(path: &Path) -> Vec<u8> {
+    awari_db::Table::open(path, Default::default())
+        .unwrap()
+        .plain()
+        .unwrap()
+        .to_vec()
 }

@@ -262,8 +262,8 @@ fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
     std::fs::create_dir_all(&raw).unwrap();
     let top = 16;
     for n in (0..=top).filter(|&n| level_exists(n)) {
-        let bytes = std::fs::read(level_path(from, n)).unwrap();
-        std::fs::write(raw_path(&raw, n), &bytes[awari_db::table::HEADER_LEN..]).unwrap();
+        let data = crate::common::table_data(&level_path(from, n));
+        std::fs::write(raw_path(&raw, n), &data).unwrap();
     }
     let source = Levels::open(&raw, None).unwrap();
     assert!(source.is_raw());

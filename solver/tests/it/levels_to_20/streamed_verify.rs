@@ -31,7 +31,8 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
     let new = if old < n as i8 { old + 1 } else { old - 1 };
     bytes[at] = new as u8;
     if fix_checksum {
-        let data = bytes[awari_db::table::HEADER_LEN..].to_vec();
+        let end = awari_db::table::HEADER_LEN + awari_db::level_size(n) as usize;
+        let data = bytes[awari_db::table::HEADER_LEN..end].to_vec();
         std::fs::remove_file(&path).unwrap();
         write_table(&path, Header::values(rules, n), &data).unwrap();
     } else {
@@ -145,8 +146,8 @@ fn streamed_finds_a_changed_entry_in_every_bucket_position() {
     let vu = temp("streamed-vu");
     std::fs::create_dir_all(&vu).unwrap();
     for k in (0..=n).filter(|&k| level_exists(k)) {
-        let bytes = std::fs::read(level_path(good, k)).unwrap();
-        std::fs::write(raw_path(&vu, k), &bytes[awari_db::table::HEADER_LEN..]).unwrap();
+        let data = crate::common::table_data(&level_path(good, k));
+        std::fs::write(raw_path(&vu, k), &data).unwrap();
     }
     let levels = Levels::open(&vu, None).unwrap();
     assert!(levels.is_raw());
