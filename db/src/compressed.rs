@@ -6,8 +6,8 @@
 //! ```text
 //! offset size  field
 //!      0    8  magic, b"AWARICV\x1a"
-//!      8    4  format version, u32 LE: 3 (2, read too, is the same; 1, read too, differs
-//!              at offset 56 and in its segment lengths)
+//!      8    4  format version, u32 LE: 4 (3 and 2, read too, are the same but for the
+//!              last 8 bytes; 1, read too, differs at offset 56 and in its segment lengths)
 //!     12    1  rule set: 0 awari, 1 abapa, 2 grand-slam, 3 cross-wari
 //!     13    1  index scheme: 1 = Romein & Bal numbering (as in the plain table)
 //!     14    1  coder: 1 = canonical Huffman, one code per previous value (order 1), of the
@@ -46,7 +46,9 @@
 //!                 56  64  length in bytes of each segment, u8 × 64 (8 per block; 0 for
 //!                         a wide block's)
 //!              (unused slots of the last group are zero)
-//!      …    …  data: the blocks, then 8 zero bytes
+//!      …    …  data: the blocks, then 8 bytes: the XXH3-64 of the index, u64 LE, checked
+//!              at a reader's first decode (versions 1 to 3: zero; the whole file's
+//!              checksum is checked instead, once)
 //!
 //!   block (one checksum) = 8 segments (each starting on a byte)
 //!   wide block = its 8 segment lengths, u16 LE × 8, then its segments: only where a

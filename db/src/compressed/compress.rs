@@ -512,6 +512,8 @@ fn run_with(
     file.write_all_at(&model_bytes, HEADER_LEN as u64)
         .map_err(io_err(&tmp))?;
     let mut cursor = 0u64;
+    // The index, hashed as its records are written (in order): the file's last 8 bytes.
+    let mut index_hash = xxhash_rust::xxh3::Xxh3::new();
     for start in (0..entries).step_by(BATCH as usize) {
         let end = (start + BATCH).min(entries);
         let (buf, ceilings) = read_batch(start, end)?;
@@ -541,13 +543,15 @@ fn run_with(
             cursor += bytes.len() as u64;
             data.extend_from_slice(&bytes);
         }
+        index_hash.update(&records);
         file.write_all_at(&records, index_offset + first_group * GROUP_RECORD as u64)
             .map_err(io_err(&tmp))?;
         file.write_all_at(&data, data_offset + cursor - data.len() as u64)
             .map_err(io_err(&tmp))?;
         progress(1, end);
     }
-    file.write_all_at(&[0u8; TAIL], data_offset + cursor)
+    let tail: [u8; TAIL] = index_hash.digest().to_le_bytes();
+    file.write_all_at(&tail, data_offset + cursor)
         .map_err(io_err(&tmp))?;
     file.sync_data().map_err(io_err(&tmp))?;
 

@@ -15,13 +15,15 @@ use super::contexts;
 
 /// The first eight bytes of a compressed values table.
 pub const MAGIC: [u8; 8] = *b"AWARICV\x1a";
-/// The compressed format version this library writes: 3, whose tables are of coders 1, 4 and 5
-/// only. Versions 1 and 2 of those coders are read too (version 2's model checksum, as 3's,
+/// The compressed format version this library writes: 4, whose tables are of coders 1, 4 and 5
+/// only, and end with the XXH3-64 of their index (3, read too, ends with 8 zero bytes: its
+/// index is checked by the whole file's checksum, once, at the first decode). Versions 1 and
+/// 2 of those coders are read too (version 2's model checksum, as 3's,
 /// covers the header's bytes 8..48, so that a damaged field is refused on open where several
 /// values are valid: the segment length of coders 4 and 5; version 1's covers the model
 /// alone). Coders 2 and 3, which only versions 1 and 2 had, are refused
 /// ([`TableError::RetiredCoder`]).
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// The coder code of order-1 canonical Huffman of the values (the self-contained form).
 pub const CODER_HUFFMAN_ORDER1: u8 = 1;
 /// The coder code of rANS of the probe form's stored values under the board's class, the

@@ -95,6 +95,9 @@ pub struct Compressed {
     map: Mmap,
     coding: Coding,
     checked: Checked,
+    /// Whether the index matched its hash (version 4) or the file its checksum (versions 1
+    /// to 3), checked at the first decode.
+    index: std::sync::OnceLock<bool>,
     /// This open's key in the threads' decoded segments ([`cache`]).
     key: u64,
 }
@@ -152,6 +155,7 @@ impl Compressed {
             map,
             coding,
             checked: Checked::new(header.blocks()),
+            index: std::sync::OnceLock::new(),
             key: cache::new_key(),
         };
         // The last block must end where the data does: a truncated or padded file is caught
@@ -161,9 +165,13 @@ impl Compressed {
             let last = header.blocks() - 1;
             let end = table.block_span(last).end;
             if end != data_len {
+                // `end` comes from the index record (a damaged one: anything up to u64::MAX).
                 return Err(TableError::BadLength {
                     path: path.to_path_buf(),
-                    expected: header.data_offset + end + TAIL as u64,
+                    expected: header
+                        .data_offset
+                        .saturating_add(end)
+                        .saturating_add(TAIL as u64),
                     got: len,
                 });
             }
@@ -246,6 +254,9 @@ impl Compressed {
             sum,
             lengths,
         } = self.block_span(b);
+        if !*self.index.get_or_init(|| self.index_matches()) {
+            return Err(self.damaged_index());
+        }
         let data = &self.map[self.header.data_offset as usize..];
         if end > (data.len() - TAIL) as u64 {
             return Err(self.corrupt(b, "its index entry points outside the data"));
@@ -512,7 +523,33 @@ impl Compressed {
                 got,
             });
         }
+        // The whole file is as written: its index too.
+        let _ = self.index.set(true);
         Ok(())
+    }
+
+    /// Whether the index is as written: its hash against the file's last 8 bytes (version
+    /// 4), or the whole file against its checksum (before, whose last bytes are zero).
+    fn index_matches(&self) -> bool {
+        if self.header.version < 4 {
+            return checksum(&self.map[HEADER_LEN..]) == self.header.checksum;
+        }
+        let index = &self.map[self.header.index_offset as usize..self.header.data_offset as usize];
+        let tail = &self.map[self.map.len() - TAIL..];
+        xxh3_64(index).to_le_bytes() == tail
+    }
+
+    /// The error of an index that does not match (see [`Compressed::index_matches`]).
+    fn damaged_index(&self) -> TableError {
+        let what = if self.header.version < 4 {
+            "the file does not match its checksum"
+        } else {
+            "its index does not match its hash"
+        };
+        TableError::Damaged {
+            path: self.path.clone(),
+            what: what.into(),
+        }
     }
 }
 

@@ -335,7 +335,8 @@ fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
                 Ok(v) => assert_eq!(v, values[i as usize] as i8, "{field}: entry {i}"),
                 Err(e) => {
                     errors += 1;
-                    assert!(e.to_string().contains("level 9, block"), "{e}");
+                    // The index's hash is checked before any block (version 4).
+                    assert!(e.to_string().contains("index does not match"), "{e}");
                 }
             }
         }
@@ -352,7 +353,32 @@ fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
         .value(compressed::GROUP as u64)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("outside the data"), "{err}");
+    assert!(err.contains("index does not match"), "{err}");
+    // Two segment lengths of a block changed, their sum kept (so the block's own checksum
+    // still holds): the index's hash refuses it, where a wrong value would have followed.
+    let mut b = bytes.clone();
+    let lengths = record + 56;
+    assert!(b[lengths] > 0 && b[lengths + 1] < 255);
+    b[lengths] -= 1;
+    b[lengths + 1] += 1;
+    let path = d.join("lengths.cvalues");
+    std::fs::write(&path, &b).unwrap();
+    let t = open(&path).unwrap();
+    for i in [0, compressed::GROUP as u64] {
+        let err = t.value(i).unwrap_err().to_string();
+        assert!(err.contains("index does not match"), "{err}");
+    }
+    // A version-3 table (its last 8 bytes zero): the whole file's checksum, once.
+    let mut v3 = b.clone();
+    v3[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let model_end = u64_at(&v3, 32) as usize;
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&v3[8..48]);
+    hasher.update(&v3[64..model_end]);
+    v3[56..64].copy_from_slice(&hasher.digest().to_le_bytes());
+    std::fs::write(&path, &v3).unwrap();
+    let err = open(&path).unwrap().value(0).unwrap_err().to_string();
+    assert!(err.contains("does not match its checksum"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -386,7 +412,7 @@ fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
     };
     // Level 5 is one index group either way: only the checksum tells the lengths apart.
     let (long_bytes, _) = probe_form_bytes(&d, 5, Form::CaptureDontCares.into());
-    assert_eq!(u32::from_le_bytes(long_bytes[8..12].try_into().unwrap()), 3);
+    assert_eq!(u32::from_le_bytes(long_bytes[8..12].try_into().unwrap()), 4);
     assert_eq!(long_bytes[15], compressed::LONG_SEGMENT_LOG2);
     let mut b = long_bytes.clone();
     b[15] = compressed::PROBE_SEGMENT_LOG2;
