@@ -156,10 +156,13 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TableError + '_ {
 /// Map the table file `file` (at `path`, for errors) read-only.
 pub(crate) fn map(path: &Path, file: &File) -> Result<Mmap, TableError> {
     // SAFETY: the map is read-only and private to this process. Table files are written under
-    // a temporary name and renamed into place, never modified in place by this project; a
-    // file changed underneath us by another program could change what we read (a wrong value,
-    // caught by `verify`), but not memory safety of the slice, whose length is fixed at the
-    // map.
+    // a temporary name and renamed into place, never modified in place by this project. A file
+    // changed underneath us by another program can change what we read (caught by the
+    // checksums before it is believed: `Table::check_entries`, the compressed blocks' checks,
+    // `verify`); a file truncated underneath us makes a read past its new end raise SIGBUS,
+    // which ends the process: that is outside what this contract can prevent (the kernel
+    // offers no safe way to map a file others may shrink), and no program of this project
+    // shrinks a table in place.
     unsafe { Mmap::map(file) }.map_err(io_err(path))
 }
 

@@ -101,7 +101,8 @@ pub struct Machine {
     /// Tables compressed as they are built (`build --compress`): disk per level from
     /// [`compressed_bytes`], and each level's plain table held until it is compressed.
     pub compress: bool,
-    /// The level algorithm: [`Mode::Auto`] (the first that fits, as `build` picks it) or the
+    /// The level algorithm: [`Mode::Auto`] (in memory where it fits, else the faster by
+    /// estimated time of those that fit, as `build` picks it) or the
     /// one `build --mode` would be given, for every level.
     pub mode: Mode,
 }
