@@ -11,6 +11,7 @@ use awari_db::{
 use rayon::prelude::*;
 
 use crate::exits::ExitsStats;
+pub use crate::level::Mode;
 use crate::level::{memory_needed, LevelBuilder, LevelCounts, Progress};
 use crate::lowmem::{self, LowMemoryBuilder};
 use crate::sys;
@@ -124,33 +125,6 @@ pub struct BuildOptions {
     /// Compress each level once it is built (and any plain level kept), replacing its plain
     /// table (see [`crate::compress`]); the levels above read it compressed.
     pub compress: bool,
-}
-
-/// The level algorithm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// In memory when the level fits the memory budget, else low-memory.
-    #[default]
-    Auto,
-    /// 2 bytes of RAM per position (8 with depth tables): the fastest.
-    InMemory,
-    /// 0.67 bytes of RAM per position, exits and values streamed from disk (see [`crate::lowmem`]).
-    LowMemory,
-    /// 0.25 bytes of RAM per position (under 0.33 in all), no counters, a checkpoint at every
-    /// step: resumes inside a level (see [`crate::twobit`]).
-    TwoBit,
-}
-
-impl Mode {
-    /// The name `--mode` and the summary use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Auto => "auto",
-            Mode::InMemory => "memory",
-            Mode::LowMemory => "low-memory",
-            Mode::TwoBit => "two-bit",
-        }
-    }
 }
 
 /// One line of the build summary.
@@ -565,7 +539,7 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
         Mode::Auto if fits(in_memory) => Mode::InMemory,
         // Both out-of-core algorithms fit: the one `plan` estimates faster at its defaults.
         Mode::Auto if fits(low) && fits(two_bit) => {
-            if crate::report::plan::auto_prefers_two_bit(n, threads, budget) {
+            if crate::cost::auto_prefers_two_bit(n, threads, budget) {
                 Mode::TwoBit
             } else {
                 Mode::LowMemory

@@ -4,26 +4,31 @@
 //! all cores and written as a memory-mapped table, then verified.
 //!
 //! ```text
-//! build           the driver of one level: choose the algorithm → exits → settle → write
-//!  ├─ exits       phase 1: the lower levels streamed in order and un-captured
-//!  ├─ level/      phase 2, one file per algorithm: memory, lowmem (0.67 B/pos),
-//!  │              twobit (0.33 B/pos, resumable), and rounds (the in-memory propagation
-//!  │              of large levels)
-//!  ├─ settle      the settling core they share: state words, seeds, propagation
-//!  └─ compress    (with --compress) each level compressed once it is built
+//! report/         what the command line prints: progress bars, summaries, plan, cluster
 //! distributed/    the same build over MPI ranks (comm: the messages)
-//! verify          every entry recomputed from its children; compare, stats
-//! report/         what the command line prints: progress bars, summary, plan
-//! progress, state, sys, depth: the pieces underneath
+//! build           the driver of one level: choose the algorithm (cost) → exits → settle →
+//!                 write; with --depth the depth pass, with --compress compress
+//! verify          every entry recomputed from its children (streamed, or by lookup), and
+//!                 with --prove the depth passes; compare and stats beside it
+//! cost            the cost model: memory, disk, traffic and time per level, calibration
+//! depth/          the depth passes (by waves, by value classes), their work files
+//! compress        the compressed forms, written from a level
+//! streamed        the streamed check's steps (verify's, and the class pass's value check)
+//! level/          phase 2, one file per algorithm: memory, lowmem (0.67 B/pos), twobit
+//!                 (0.33 B/pos, resumable), rounds; the algorithm's name (Mode)
+//! exits           phase 1: the lower levels streamed in order and un-captured
+//! settle, state, checkpoint, seed_records, progress, sys: the pieces underneath
 //! ```
 //!
-//! Modules only import downwards in this picture: an algorithm never calls back into `build`.
+//! Modules import only what is below them in this picture (doc links aside): an algorithm
+//! never calls back into `build`, the cost model never into what prints it.
 #![warn(missing_docs)]
 
 pub mod build;
 mod checkpoint;
 pub mod compare;
 pub mod compress;
+pub mod cost;
 pub mod depth;
 pub mod distributed;
 pub mod exits;
@@ -34,6 +39,7 @@ mod seed_records;
 mod settle;
 mod state;
 pub mod stats;
+mod streamed;
 pub mod sys;
 pub mod verify;
 

@@ -15,3 +15,30 @@ pub(crate) mod rounds;
 pub mod twobit;
 
 pub use memory::*;
+
+/// The level algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// In memory when the level fits the memory budget, else low-memory.
+    #[default]
+    Auto,
+    /// 2 bytes of RAM per position (8 with depth tables): the fastest.
+    InMemory,
+    /// 0.67 bytes of RAM per position, exits and values streamed from disk (see [`crate::lowmem`]).
+    LowMemory,
+    /// 0.25 bytes of RAM per position (under 0.33 in all), no counters, a checkpoint every few
+    /// minutes: resumes inside a level (see [`crate::twobit`]).
+    TwoBit,
+}
+
+impl Mode {
+    /// The name `--mode` and the summary use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::InMemory => "memory",
+            Mode::LowMemory => "low-memory",
+            Mode::TwoBit => "two-bit",
+        }
+    }
+}

@@ -3,7 +3,6 @@
 //! and `verify`, the distributed build's report, and [`plan`], what a build will take. The
 //! binaries call these; the phases report through [`Progress`].
 
-mod calibration;
 mod cluster;
 pub mod plan;
 

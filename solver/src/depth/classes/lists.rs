@@ -5,7 +5,7 @@
 //! per class and sign: `level-NN.dclass+VV`, `level-NN.dclass-VV`), a checkpoint after each
 //! bucket.
 //!
-//! The byte is an accumulator of the streamed check (`crate::verify`: 0 no candidate, else
+//! The byte is an accumulator of the streamed check (`crate::streamed`: 0 no candidate, else
 //! the best candidate's code), its top bit marking a terminal position (set by the forward
 //! pass; whose terminal value is recomputed where a won one's flag needs it).
 //!
@@ -16,8 +16,8 @@
 //! value check rejects it, not the lists.
 //!
 //! With the value check ([`ClassPass::check_values`]), each bucket goes on after its lists
-//! as the streamed check's steps 2 and 3 (`crate::verify::unmove_level`,
-//! `crate::verify::compare_values`): the level's own values streamed in order and un-moved
+//! as the streamed check's steps 2 and 3 (`crate::streamed::unmove_level`,
+//! `crate::streamed::compare_values`): the level's own values streamed in order and un-moved
 //! into the bucket's positions, raising the same bytes to `−value(child)`, then the bucket's
 //! stored values compared with them. The lower levels are streamed once per bucket for both.
 
@@ -37,7 +37,7 @@ use crate::progress::Progress;
 use crate::seed_records::{finish_record, new_record, push_flagged_seed};
 use crate::settle::NO_EXIT;
 use crate::state::StateArray;
-use crate::verify::{self, raise_exits, TERMINAL_MARK};
+use crate::streamed::{self, raise_exits, TERMINAL_MARK};
 
 /// Fixed memory of phase 1 besides its bucket (the records of a group of chunks, about 1.5
 /// bytes a position of 2 chunks per thread; the list writers' buffers; the pool), as the
@@ -77,7 +77,7 @@ pub(crate) fn list_path(dir: &Path, n: u32, v: u8, won: bool) -> PathBuf {
 }
 
 /// The exit value of a bucket byte (a code of the streamed check, see
-/// [`verify::candidate_code`]: the best capture, 0 for none; the top bit marks a terminal
+/// [`streamed::candidate_code`]: the best capture, 0 for none; the top bit marks a terminal
 /// position, whose terminal value `terminal()` gives): the best of its terminal value and
 /// its captures, [`NO_EXIT`] for neither, as the two-bit builder's exit byte.
 fn exit_value(byte: u8, terminal: impl FnOnce() -> i8) -> i8 {
@@ -85,7 +85,7 @@ fn exit_value(byte: u8, terminal: impl FnOnce() -> i8) -> i8 {
     let capture = if code == 0 {
         NO_EXIT
     } else {
-        verify::decode(code)
+        streamed::decode(code)
     };
     if byte & TERMINAL_MARK != 0 {
         capture.max(terminal())
@@ -199,7 +199,7 @@ impl ClassPass<'_> {
         let table = self.table;
         let digests = range.start == 0 && !table.is_raw() && !table.is_compressed();
         table.advise(Access::Sequential);
-        let r = verify::unmove_level(
+        let r = streamed::unmove_level(
             table,
             self.level,
             self.rules,
@@ -209,7 +209,7 @@ impl ClassPass<'_> {
             progress,
         )
         .and_then(|d| {
-            let found = verify::compare_values(
+            let found = streamed::compare_values(
                 table, self.level, self.rules, range, exits, keep, progress,
             )?;
             Ok((d, found))

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use awari_db::{level_exists, level_size};
 
-use super::plan::level_io;
+use super::level_io;
 use crate::exits::lower_positions;
 use crate::twobit;
 
