@@ -166,6 +166,15 @@ pub enum TableError {
         /// What is wrong with it.
         what: String,
     },
+    /// A lookup into the database that writing a table needed (the probe form's capture
+    /// search, the values a depth table is coded against) failed.
+    #[error("{}: {source}", path.display())]
+    Lookup {
+        /// The table being written.
+        path: PathBuf,
+        /// Why the lookup failed.
+        source: Box<crate::dir::DbError>,
+    },
     /// A work file or checkpoint of a build, a depth pass or a proof that fails its checks
     /// (a checksum, a bound): it is not believed. A resume that meets one starts the level
     /// (or the damaged part of it) afresh.

@@ -480,7 +480,7 @@ impl PlanArgs {
         .filter_map(|(name, set)| set.then_some(name))
         .collect();
         let cal = match &calibration {
-            Some(path) => Some(plan::Calibration::read(path).map_err(anyhow::Error::msg)?),
+            Some(path) => Some(plan::Calibration::read(path)?),
             None => None,
         };
         // An option, else the file's, else the default.

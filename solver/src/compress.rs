@@ -71,14 +71,13 @@ pub enum CompressError {
     },
 }
 
-/// A lookup error inside the compressor, as a table error (the lower levels were checked to
-/// be present before, so only table errors can occur).
-fn table_error(e: DbError) -> TableError {
+/// A failed lookup of level `n`'s writer (its table's errors as they are).
+fn lookup_error(levels: &Levels, n: u32, e: DbError) -> TableError {
     match e {
         DbError::Table(t) => t,
-        other => TableError::Io {
-            path: PathBuf::new(),
-            source: std::io::Error::other(other.to_string()),
+        other => TableError::Lookup {
+            path: levels.dir().join(format!("level-{n:02}")),
+            source: Box::new(other),
         },
     }
 }
@@ -103,7 +102,7 @@ fn ceilings(
             for ((o, &v), board) in out.iter_mut().zip(values).zip(boards) {
                 *o = levels
                     .dont_care_ceiling(&board, v as i8)
-                    .map_err(table_error)?
+                    .map_err(|e| lookup_error(levels, n, e))?
                     .unwrap_or(compressed::FIXED);
             }
             Ok(())
@@ -118,7 +117,7 @@ pub fn compress_table(
     lower: Option<(&Levels, Layout)>,
     path: &Path,
     progress: &dyn Progress,
-) -> Result<CompressReport, TableError> {
+) -> Result<CompressReport, CompressError> {
     run_table(source, lower, path, progress, false)
 }
 
@@ -130,7 +129,7 @@ fn run_table(
     path: &Path,
     progress: &dyn Progress,
     estimate_only: bool,
-) -> Result<CompressReport, TableError> {
+) -> Result<CompressReport, CompressError> {
     // A damaged source is named, never compressed into a table with fresh checksums.
     if !estimate_only {
         source.verify()?;
@@ -251,7 +250,7 @@ pub fn compress_depth_table(
             let mut values = Vec::new();
             levels
                 .read_values(n, from..from + buf.len() as u64, &mut values)
-                .map_err(table_error)?;
+                .map_err(|e| lookup_error(levels, n, e))?;
             buf.iter_mut().zip(&values).for_each(|(b, &v)| *b = v as u8);
             Ok(())
         },

@@ -13,7 +13,7 @@ use crate::twobit;
 
 mod calibration;
 
-pub use calibration::{Calibration, IoSample};
+pub use calibration::{Calibration, CalibrationError, IoSample};
 
 /// The default in-memory build speed per thread, positions per second: the 16-core machine
 /// (16 threads, 125 GB) built levels 25..28 at 33.8, 33.4, 33.4 and 37.4 M positions/s

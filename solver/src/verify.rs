@@ -29,6 +29,34 @@ use rayon::prelude::*;
 use crate::progress::Progress;
 use crate::state::StateArray;
 pub use crate::streamed::Mismatch;
+
+/// Why `verify` could not check a level (a failed check is not an error: it is in the
+/// [`LevelVerdict`]).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// A level is missing or unreadable.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// The proof's depth pass failed (other than by a failed check).
+    #[error(transparent)]
+    Depth(#[from] crate::depth::DepthError),
+    /// The accumulators of the streamed check could not be allocated.
+    #[error("level {level}: cannot allocate the streamed check's {bytes} bytes: {source}")]
+    Alloc {
+        /// The level.
+        level: u32,
+        /// Bytes asked for.
+        bytes: u64,
+        /// The system's error.
+        source: std::io::Error,
+    },
+}
+
+impl From<TableError> for VerifyError {
+    fn from(e: TableError) -> Self {
+        VerifyError::Db(DbError::Table(e))
+    }
+}
 use crate::streamed::{compare_values, merge_examples, raise_exits, unmove_level, COMPARE_CHUNK};
 
 /// The outcome of verifying one level.
@@ -108,7 +136,7 @@ pub fn verify_level_lookup(
     n: u32,
     keep: usize,
     progress: &dyn Progress,
-) -> Result<LevelVerdict, DbError> {
+) -> Result<LevelVerdict, VerifyError> {
     let table = levels.require(n)?;
     let depth = levels.depth_table(n);
     // Children in lower levels are looked up at random: read only the page that faults. The
@@ -403,7 +431,7 @@ pub fn verify_level(
     n: u32,
     options: &VerifyOptions,
     progress: &dyn Progress,
-) -> Result<LevelVerdict, DbError> {
+) -> Result<LevelVerdict, VerifyError> {
     // Tables in the probe form can only be looked up (a capture search per entry).
     let probe_form = (0..=n).any(|s| levels.get(s).is_some_and(|t| t.is_probe_form()));
     let lookup = match options.method {
@@ -435,7 +463,7 @@ fn prove_level(
     n: u32,
     options: &VerifyOptions,
     progress: &dyn Progress,
-) -> Result<LevelVerdict, DbError> {
+) -> Result<LevelVerdict, VerifyError> {
     let table = levels.require(n)?;
     if crate::depth::depth_algorithm(n, options.memory) == crate::depth::DepthAlgorithm::Classes {
         return prove_level_by_classes(levels, n, options, progress);
@@ -454,12 +482,10 @@ fn prove_level(
     }
     let work = work_dir(levels, options)?;
     let bucket = crate::depth::exit_bucket(n, options.memory);
-    let report = crate::depth::DepthPass::open(levels, n, work, bucket)
-        .and_then(|p| {
-            p.check_values(options.keep)
-                .run(false, options.keep, progress)
-        })
-        .map_err(|e| depth_error(e, work))?;
+    let report = crate::depth::DepthPass::open(levels, n, work, bucket).and_then(|p| {
+        p.check_values(options.keep)
+            .run(false, options.keep, progress)
+    })?;
     verdict.failures = report.inconsistent;
     verdict.examples = report
         .inconsistent_examples
@@ -489,7 +515,7 @@ fn prove_level_by_classes(
     n: u32,
     options: &VerifyOptions,
     progress: &dyn Progress,
-) -> Result<LevelVerdict, DbError> {
+) -> Result<LevelVerdict, VerifyError> {
     let work = work_dir(levels, options)?;
     let bucket = crate::depth::class_bucket(n, options.memory);
     let mismatches = |found: Vec<crate::depth::Inconsistent>| {
@@ -520,7 +546,7 @@ fn prove_level_by_classes(
                 proof: None,
             })
         }
-        Err(e) => return Err(depth_error(e, work)),
+        Err(e) => return Err(e.into()),
     };
     let mut verdict = LevelVerdict {
         level: n,
@@ -553,18 +579,6 @@ fn work_dir<'a>(
         })
     })?;
     Ok(work)
-}
-
-/// A depth pass's error as `verify`'s.
-fn depth_error(e: crate::depth::DepthError, work: &std::path::Path) -> DbError {
-    match e {
-        crate::depth::DepthError::Db(e) => e,
-        crate::depth::DepthError::Table(e) => DbError::Table(e),
-        other => DbError::Table(TableError::Io {
-            path: work.to_path_buf(),
-            source: std::io::Error::other(other.to_string()),
-        }),
-    }
 }
 
 /// RAM the streamed check keeps besides its accumulators (batches, examples, the pool).
@@ -606,7 +620,7 @@ pub fn verify_level_streamed(
     keep: usize,
     bucket: u64,
     progress: &dyn Progress,
-) -> Result<LevelVerdict, DbError> {
+) -> Result<LevelVerdict, VerifyError> {
     let table = levels.require(n)?;
     let rules = levels.rules();
     // A compressed table's blocks are each decoded and checked first: a corrupt one is named
@@ -638,9 +652,10 @@ pub fn verify_level_streamed(
         }
         // A fresh map per bucket: zero (no candidate) without a pass over it.
         let acc: StateArray<AtomicU8> = StateArray::new((range.end - range.start) as usize)
-            .map_err(|e| TableError::Io {
-                path: table.path().to_path_buf(),
-                source: e,
+            .map_err(|source| VerifyError::Alloc {
+                level: n,
+                bytes: range.end - range.start,
+                source,
             })?;
         let words = acc.words();
         // 1. Captures: the lower levels, un-captured.

@@ -66,11 +66,30 @@ pub struct IoSample {
     pub bytes_per_position: f64,
 }
 
+/// Why a calibration file was not used.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrationError {
+    /// The file could not be read, or is not a calibration file.
+    #[error("calibration file {}: {what}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// The path is not a regular file (a directory, a FIFO, a device), or names none.
+    #[error("calibration file {0}")]
+    NotAFile(awari_db::TableError),
+    /// Its text is not a valid calibration (a key, a number, the JSON).
+    #[error("{0}")]
+    Invalid(String),
+}
+
 impl IoSample {
     /// The measured traffic of the level's own work (the lower levels' passes taken off) over
     /// what the plan's model gives it ([`level_io`] of the low-memory algorithm, or
     /// [`twobit::work_io`]): the factor by which the plan scales that model.
-    pub fn scale(&self, two_bit: bool) -> Result<f64, String> {
+    pub fn scale(&self, two_bit: bool) -> Result<f64, CalibrationError> {
         let (n, passes) = (self.level, self.passes);
         let lower = (lower_positions(n) * passes) as f64;
         let measured = self.bytes_per_position * level_size(n) as f64 - lower;
@@ -80,11 +99,11 @@ impl IoSample {
             level_io(n, passes, true) as f64 - lower
         };
         if measured <= 0.0 {
-            return Err(format!(
+            return Err(CalibrationError::Invalid(format!(
                 "{:.2} bytes per position is less than the lower levels' {passes} pass(es) alone ({:.2})",
                 self.bytes_per_position,
                 lower / level_size(n) as f64
-            ));
+            )));
         }
         Ok(measured / modelled)
     }
@@ -94,31 +113,38 @@ impl Calibration {
     /// Read a calibration file (see [`Calibration`]): a regular file of at most
     /// 1 MiB (`CALIBRATION_MAX`; a FIFO or a device such as `/dev/zero` is refused before it
     /// is read, a larger file after reading no more than that).
-    pub fn read(path: &Path) -> Result<Calibration, String> {
+    pub fn read(path: &Path) -> Result<Calibration, CalibrationError> {
         use std::io::Read;
-        let fail = |e: &dyn std::fmt::Display| format!("calibration file {}: {e}", path.display());
+        let file = |what: String| CalibrationError::File {
+            path: path.to_path_buf(),
+            what,
+        };
         awari_db::files::regular_file(path).map_err(|e| match e {
-            // The path is already said.
-            awari_db::TableError::Io { source, .. } => fail(&source),
-            e => format!("calibration file {e}"),
+            // The path is said once, by this error.
+            awari_db::TableError::Io { source, .. } => file(source.to_string()),
+            e => CalibrationError::NotAFile(e),
         })?;
-        let file = std::fs::File::open(path).map_err(|e| fail(&e))?;
+        let f = std::fs::File::open(path).map_err(|e| file(e.to_string()))?;
         let mut bytes = Vec::new();
-        file.take(CALIBRATION_MAX + 1)
+        f.take(CALIBRATION_MAX + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| file(e.to_string()))?;
         if bytes.len() as u64 > CALIBRATION_MAX {
-            return Err(fail(&format!(
+            return Err(file(format!(
                 "larger than {CALIBRATION_MAX} bytes: not a calibration file"
             )));
         }
-        let text = String::from_utf8(bytes).map_err(|_| fail(&"not UTF-8 text"))?;
-        Calibration::parse(&text).map_err(|e| fail(&e))
+        let text = String::from_utf8(bytes).map_err(|_| file("not UTF-8 text".into()))?;
+        Calibration::parse(&text).map_err(|e| file(e.to_string()))
     }
 
     /// Parse a calibration file's text: unknown keys, a missing in-memory rate, or a number
     /// that is not positive and finite are errors.
-    pub fn parse(text: &str) -> Result<Calibration, String> {
+    pub fn parse(text: &str) -> Result<Calibration, CalibrationError> {
+        Calibration::parse_text(text).map_err(CalibrationError::Invalid)
+    }
+
+    fn parse_text(text: &str) -> Result<Calibration, String> {
         use serde_json::Value;
         let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
         let Value::Object(top) = doc else {
@@ -274,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_malformed_calibration_says_what_is_wrong() {
-        let err = |text: &str| Calibration::parse(text).unwrap_err();
+        let err = |text: &str| Calibration::parse(text).unwrap_err().to_string();
         assert!(err("{").starts_with("not JSON"), "{}", err("{"));
         assert!(err("[1]").contains("JSON object"));
         assert!(err(r#"{"rate_per_thread": {}}"#).contains("rate_per_thread.memory: missing"));

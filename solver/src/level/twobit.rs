@@ -260,16 +260,16 @@ impl<'a> TwoBit<'a> {
     /// did not read: a resume checks those it relies on) ends the run with
     /// [`TableError::Damaged`] and removes the checkpoint, so that the next run starts the
     /// level afresh.
-    pub fn run(self, progress: &dyn Progress) -> Result<TwoBitReport, TableError> {
+    pub fn run(self, progress: &dyn Progress) -> Result<TwoBitReport, BuilderError> {
         let checkpoint = self.work.join(checkpoint::CKPT_NAME);
         self.run_from_stage(progress).inspect_err(|e| {
-            if let TableError::Damaged { .. } = e {
+            if let BuilderError::Table(TableError::Damaged { .. }) = e {
                 let _ = std::fs::remove_file(&checkpoint);
             }
         })
     }
 
-    fn run_from_stage(mut self, progress: &dyn Progress) -> Result<TwoBitReport, TableError> {
+    fn run_from_stage(mut self, progress: &dyn Progress) -> Result<TwoBitReport, BuilderError> {
         let n = self.level.seeds();
         if let Stage::Exits { done } = self.stage {
             let t = Instant::now();
@@ -329,10 +329,7 @@ impl<'a> TwoBit<'a> {
         drop(log);
         progress.phase("write", self.level.size());
         // The states are not needed any more: their memory goes to the conversion.
-        self.state = StateArray::new(1).map_err(|source| TableError::Io {
-            path: self.work.clone(),
-            source,
-        })?;
+        self.state = StateArray::new(1).map_err(BuilderError::Alloc)?;
         let counts = self.convert(progress)?;
         let _ = std::fs::remove_dir_all(&self.work);
         Ok(TwoBitReport {

@@ -484,7 +484,7 @@ pub fn verify_levels(
     wanted: &[u32],
     options: &verify::VerifyOptions,
     bars: &Bars,
-) -> Result<bool, DbError> {
+) -> Result<bool, verify::VerifyError> {
     let mut all_ok = true;
     let mut depth_everywhere = true;
     for &n in wanted {

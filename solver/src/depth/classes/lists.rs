@@ -156,10 +156,7 @@ impl ClassPass<'_> {
             }
         }
         let map: StateArray<AtomicU8> =
-            StateArray::new(self.bucket.min(size) as usize).map_err(|source| TableError::Io {
-                path: self.out.clone(),
-                source,
-            })?;
+            StateArray::new(self.bucket.min(size) as usize).map_err(DepthError::Alloc)?;
         for &(lo, hi) in &buckets {
             // Every byte is set by the forward pass: a terminal position's is marked.
             let exits = &map.words()[..(hi - lo) as usize];

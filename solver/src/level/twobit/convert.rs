@@ -76,11 +76,9 @@ impl TwoBit<'_> {
 
     /// A part file with a position outside its bucket: the work directory is damaged.
     fn bad_part(&self, k: usize) -> TableError {
-        TableError::Io {
+        TableError::Damaged {
             path: self.work.join(part_name(k as u32)),
-            source: std::io::Error::other(
-                "a position outside its bucket; delete the level's work directory to rebuild it",
-            ),
+            what: "a position outside its bucket".into(),
         }
     }
 

@@ -14,6 +14,7 @@ use crate::exits::forward_bucket;
 use crate::lowmem::LowMemoryBuilder;
 use crate::progress::Progress;
 use crate::seed_records::{finish_record, is_empty_record, new_record, push_seed};
+use crate::settle::BuilderError;
 use crate::settle::NO_EXIT;
 use crate::state::StateArray;
 
@@ -24,7 +25,7 @@ impl TwoBit<'_> {
         &mut self,
         done: u64,
         progress: &dyn Progress,
-    ) -> Result<u32, TableError> {
+    ) -> Result<u32, BuilderError> {
         let size = self.level.size();
         let buckets = crate::exits::bucket_ranges(done, size, self.bucket);
         progress.phase(
@@ -35,10 +36,7 @@ impl TwoBit<'_> {
         // allocator would raise its threshold for maps, and the settling phase's smaller
         // buffers would then stay in its heap after they are freed.
         let map: StateArray<AtomicI8> =
-            StateArray::new(self.bucket.min(size) as usize).map_err(|source| TableError::Io {
-                path: self.work.clone(),
-                source,
-            })?;
+            StateArray::new(self.bucket.min(size) as usize).map_err(BuilderError::Alloc)?;
         for &(lo, hi) in &buckets {
             // Every byte is set by the forward pass below.
             let exits = &map.words()[..(hi - lo) as usize];
