@@ -439,7 +439,10 @@ pub fn verify_level(
         Method::Streamed => false,
         Method::Auto => levels.depth_table(n).is_some() || probe_form,
     };
-    if options.prove && levels.depth_table(n).is_none() && !probe_form {
+    // The proof by a depth pass: where there is no depth table to check, or where the
+    // streamed method was asked for (no random reads: the depth table is not read).
+    let no_depths = levels.depth_table(n).is_none() || options.method == Method::Streamed;
+    if options.prove && no_depths && !probe_form {
         return prove_level(levels, n, options, progress);
     }
     if lookup {

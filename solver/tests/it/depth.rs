@@ -585,3 +585,33 @@ fn a_memory_below_the_depth_pass_least_is_refused() {
 fn level_path_exists(dir: &Path, n: u32) -> bool {
     depth_path(dir, n).exists()
 }
+
+/// `verify --prove --method streamed` on levels with depth tables proves them by a depth pass
+/// (the streamed method reads no table at random, so not the depth table): it said "not
+/// proven; --prove proves it" and proved nothing.
+#[test]
+fn verify_prove_streamed_proves_levels_that_have_depth_tables() {
+    let dir = values_dir("prove-streamed", Rules::Awari, 10);
+    let o = solver(&["depth", "--db", s(&dir)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = solver(&[
+        "verify",
+        "--db",
+        s(&dir),
+        "--prove",
+        "--method",
+        "streamed",
+        "--stones",
+        "9",
+        "10",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert_eq!(
+        out.matches("proven: every win and loss converts").count(),
+        2,
+        "{out}"
+    );
+    assert!(!out.contains("not proven"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
