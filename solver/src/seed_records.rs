@@ -98,10 +98,17 @@ pub(crate) fn push_flagged_seed(out: &mut Vec<u8>, prev: &mut i64, k: u32, flag:
     out.push(x as u8);
 }
 
-/// The seeds of a record's body (see [`encode_seeds`]). A body that [`RecordReader`] passed
-/// always decodes to offsets below [`CHUNK`]; on any other bytes this never panics, and
-/// stops at the first offset out of the chunk.
-pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
+/// The positions of chunk `chunk` in a level of `size` positions: what a record's offsets are
+/// below (2^20 but in the level's last chunk).
+pub(crate) fn chunk_limit(chunk: u32, size: u64) -> u32 {
+    size.saturating_sub(u64::from(chunk) * CHUNK).min(CHUNK) as u32
+}
+
+/// The seeds of a record's body (see [`encode_seeds`]) whose offsets are below `limit` (the
+/// positions of its chunk in the level, [`chunk_limit`]). A body its writer wrote decodes
+/// whole; on any other bytes this never panics, and stops at the first offset at or past
+/// `limit` (a record forged to pass its check cannot make a reader index past the level).
+pub(crate) fn decode_seeds(bytes: &[u8], limit: u32) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     let (mut x, mut shift, mut prev) = (0u64, 0u32, -1i64);
     for &b in bytes {
@@ -113,7 +120,7 @@ pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
             // Every gap is at least 1: 0 is not a record's.
             let gap = (x >> 1).min(CHUNK) as i64;
             prev += gap;
-            if gap == 0 || prev >= CHUNK as i64 {
+            if gap == 0 || prev >= i64::from(limit).min(CHUNK as i64) {
                 break;
             }
             out.push((prev as u32, x & 1 == 1));
@@ -124,12 +131,50 @@ pub(crate) fn decode_seeds(bytes: &[u8]) -> Vec<(u32, bool)> {
     out
 }
 
+/// Whether the bodies `bytes` of a record of chunk `chunk` hold only offsets of the level's
+/// `size` positions: seed bodies, or (`values`) a part file's, each offset followed by a value
+/// byte. A body its writer wrote always does; one forged to pass its check may not, and is
+/// refused rather than let a reader index past the level.
+fn within_level(bytes: &[u8], chunk: u32, size: u64, values: bool) -> bool {
+    let limit = i64::from(chunk_limit(chunk, size));
+    let (mut x, mut shift, mut prev, mut i) = (0u64, 0u32, -1i64, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
+        if shift >= 28 {
+            return false; // no gap of a chunk needs more than 3 bytes (4 with its flag)
+        }
+        x |= u64::from(b & 0x7f) << shift;
+        shift += 7;
+        if b < 0x80 {
+            let gap = if values { x } else { x >> 1 } as i64;
+            prev += gap;
+            if gap == 0 || prev >= limit {
+                return false;
+            }
+            if values {
+                if i >= bytes.len() {
+                    return false;
+                }
+                i += 1;
+            }
+            x = 0;
+            shift = 0;
+        }
+    }
+    shift == 0
+}
+
 /// A record file read back in order, each record checked (see the module documentation).
 pub(crate) struct RecordReader<'a> {
     inner: BufReader<File>,
     path: PathBuf,
+    /// The level's positions: records of chunks past it, or with offsets past it, are refused.
+    size: u64,
     /// Records of chunks at or above this are refused.
     chunks: u64,
+    /// The bodies are a part file's (each offset with a value byte), not seeds.
+    values: bool,
     /// Where the next record starts.
     offset: u64,
     /// Bytes read, added to as they are.
@@ -140,12 +185,14 @@ pub(crate) struct RecordReader<'a> {
 
 impl<'a> RecordReader<'a> {
     /// Open `path` from byte `offset` with a read buffer of `buffer` bytes, for a level of
-    /// `chunks` chunks, adding the bytes read to `counter`.
+    /// `size` positions, adding the bytes read to `counter`; its bodies are seeds, or with
+    /// `values` a part file's.
     pub(crate) fn open(
         path: &Path,
         offset: u64,
         buffer: usize,
-        chunks: u64,
+        size: u64,
+        values: bool,
         counter: Option<&'a AtomicU64>,
     ) -> Result<RecordReader<'a>, TableError> {
         let io = |source| TableError::Io {
@@ -159,7 +206,9 @@ impl<'a> RecordReader<'a> {
         Ok(RecordReader {
             inner: BufReader::with_capacity(buffer, file),
             path: path.to_path_buf(),
-            chunks,
+            size,
+            chunks: size.div_ceil(CHUNK),
+            values,
             offset,
             counter,
             peeked: None,
@@ -227,6 +276,11 @@ impl<'a> RecordReader<'a> {
         if check(chunk, &body) != sum {
             return Err(self.damaged(format!("the record at byte {at} fails its check")));
         }
+        if !within_level(&body, chunk, self.size, self.values) {
+            return Err(self.damaged(format!(
+                "the record at byte {at} holds a position outside the level"
+            )));
+        }
         let bytes = (HEAD + len) as u64;
         self.offset += bytes;
         if let Some(c) = self.counter {
@@ -277,10 +331,10 @@ impl<'a> RecordReader<'a> {
 }
 
 /// Check every record of the file `path` up to byte `len` (which must end on a record) for a
-/// level of `chunks` chunks: what a resume does to each file it relies on before it believes
-/// it.
-pub(crate) fn check_file(path: &Path, len: u64, chunks: u64) -> Result<(), TableError> {
-    let mut reader = RecordReader::open(path, 0, 1 << 20, chunks, None)?;
+/// level of `size` positions (bodies of seeds, or with `values` a part file's): what a resume
+/// does to each file it relies on before it believes it.
+pub(crate) fn check_file(path: &Path, len: u64, size: u64, values: bool) -> Result<(), TableError> {
+    let mut reader = RecordReader::open(path, 0, 1 << 20, size, values, None)?;
     while reader.offset() < len {
         if reader.next_record()?.is_none() {
             break;
@@ -314,7 +368,7 @@ mod tests {
         seeds.dedup_by_key(|s| s.0);
         let r = encode_seeds(7, &seeds);
         assert_eq!(u32::from_le_bytes(r[0..4].try_into().unwrap()), 7);
-        assert_eq!(decode_seeds(record_body(&r)), seeds);
+        assert_eq!(decode_seeds(record_body(&r), u32::MAX), seeds);
         // Built a seed at a time, the flags all unset.
         let (mut out, mut prev) = (new_record(), -1);
         for &(k, _) in &seeds {
@@ -330,11 +384,16 @@ mod tests {
         let mut rng = awari_db::SplitMix64(11);
         for len in 0..200 {
             let bytes: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
-            assert!(decode_seeds(&bytes)
+            assert!(decode_seeds(&bytes, u32::MAX)
                 .iter()
                 .all(|&(k, _)| u64::from(k) < CHUNK));
+            assert!(decode_seeds(&bytes, 100).iter().all(|&(k, _)| k < 100));
+            // What the reader lets through stays inside the level.
+            if within_level(&bytes, 0, 100, false) {
+                assert!(decode_seeds(&bytes, 100).iter().all(|&(k, _)| k < 100));
+            }
         }
-        assert!(decode_seeds(&[0xff; 40]).is_empty());
+        assert!(decode_seeds(&[0xff; 40], u32::MAX).is_empty());
     }
 
     /// A directory removed when dropped.
@@ -360,7 +419,7 @@ mod tests {
     }
 
     fn read_all(path: &Path, chunks: u64) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
-        let mut r = RecordReader::open(path, 0, 64, chunks, None)?;
+        let mut r = RecordReader::open(path, 0, 64, chunks * CHUNK, false, None)?;
         let mut out = Vec::new();
         while let Some(rec) = r.next_record()? {
             out.push(rec);
@@ -376,7 +435,13 @@ mod tests {
         let (_dir, path) = write_file(&records);
         let good = read_all(&path, 4).unwrap();
         assert_eq!(good.len(), 4);
-        check_file(&path, std::fs::metadata(&path).unwrap().len(), 4).unwrap();
+        check_file(
+            &path,
+            std::fs::metadata(&path).unwrap().len(),
+            4 * CHUNK,
+            false,
+        )
+        .unwrap();
         let bytes = std::fs::read(&path).unwrap();
         for at in 0..bytes.len() {
             for flip in [1u8, 0x80, 0xff] {
@@ -393,21 +458,24 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
         assert!(read_all(&path, 4).is_err());
         std::fs::write(&path, &bytes).unwrap();
-        assert!(check_file(&path, bytes.len() as u64 - 1, 4).is_err());
-        assert!(check_file(&path, bytes.len() as u64 + 1, 4).is_err());
+        assert!(check_file(&path, bytes.len() as u64 - 1, 4 * CHUNK, false).is_err());
+        assert!(check_file(&path, bytes.len() as u64 + 1, 4 * CHUNK, false).is_err());
+        // An offset past a short level: refused.
+        assert!(read_all(&path, 1).is_err());
+        assert!(RecordReader::open(&path, 0, 64, 3 * CHUNK + 1001, false, None).is_ok());
     }
 
     #[test]
     fn reading_from_an_offset_and_before_a_chunk() {
         let records: Vec<Vec<u8>> = (0..5u32).map(|c| encode_seeds(c, &[(c, false)])).collect();
         let (_dir, path) = write_file(&records);
-        let mut r = RecordReader::open(&path, 0, 64, 5, None).unwrap();
+        let mut r = RecordReader::open(&path, 0, 64, 5 * CHUNK, false, None).unwrap();
         assert_eq!(r.next_before(2).unwrap().unwrap().0, 0);
         assert_eq!(r.next_before(2).unwrap().unwrap().0, 1);
         assert!(r.next_before(2).unwrap().is_none());
         let at = r.offset();
         assert_eq!(at, (records[0].len() + records[1].len()) as u64);
-        let mut again = RecordReader::open(&path, at, 64, 5, None).unwrap();
+        let mut again = RecordReader::open(&path, at, 64, 5 * CHUNK, false, None).unwrap();
         assert_eq!(again.next_record().unwrap().unwrap().0, 2);
     }
 }

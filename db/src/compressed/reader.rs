@@ -398,8 +398,14 @@ impl Compressed {
         let span = self.block_span(s / BLOCK_SEGMENTS as u64);
         let k = (s % BLOCK_SEGMENTS as u64) as usize;
         let from: u64 = span.lengths[..k].iter().map(|&l| u64::from(l)).sum();
-        let at = self.header.data_offset + span.start + from;
-        for line in [at, at + 63] {
+        // A damaged index may hold anything: a hint never overflows, and reads nothing past
+        // the map.
+        let at = self
+            .header
+            .data_offset
+            .saturating_add(span.start)
+            .saturating_add(from);
+        for line in [at, at.saturating_add(63)] {
             if let Some(b) = self.map.get(line as usize) {
                 prefetch(b);
             }

@@ -5,6 +5,7 @@
 mod common;
 mod compressed;
 mod cross_wari;
+mod fuzz_regressions;
 mod index;
 mod moves;
 mod properties;

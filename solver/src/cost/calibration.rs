@@ -9,6 +9,14 @@ use super::level_io;
 use crate::exits::lower_positions;
 use crate::twobit;
 
+/// The most exit passes a calibration may say it measured with (a build makes at most a few
+/// dozen): more would overflow the plan's sums of the lower levels' passes.
+pub const MAX_EXIT_PASSES: u64 = 10_000;
+/// The most a calibration's measured disk traffic may be of the plan's model
+/// ([`IoSample::scale`]; a machine measures within a few times it): more would overflow the
+/// plan's sums of bytes.
+pub const MAX_IO_SCALE: f64 = 100.0;
+
 /// The largest calibration file read: 1 MiB (`scripts/calibrate.sh` writes under 1 KiB).
 pub const CALIBRATION_MAX: u64 = 1 << 20;
 
@@ -228,17 +236,25 @@ impl Calibration {
                 None => return Err(format!("io_per_position.{mode} needs \"level\"")),
             };
             let p = get(&passes, mode)
-                .filter(|p| p.fract() == 0.0)
+                .filter(|p| p.fract() == 0.0 && *p <= MAX_EXIT_PASSES as f64)
                 .ok_or(format!(
-                    "io_per_position.{mode} needs exit_passes.{mode}, a whole number"
+                    "io_per_position.{mode} needs exit_passes.{mode}, a whole number 1..={MAX_EXIT_PASSES}"
                 ))?;
             let s = IoSample {
                 level: n,
                 passes: p as u64,
                 bytes_per_position: bytes,
             };
-            s.scale(mode == "two_bit")
+            let scale = s
+                .scale(mode == "two_bit")
                 .map_err(|e| format!("io_per_position.{mode}: {e}"))?;
+            // The plan multiplies its model by this: a file far from any machine's (a typo)
+            // would only make its figures overflow.
+            if scale > MAX_IO_SCALE {
+                return Err(format!(
+                    "io_per_position.{mode}: {bytes} bytes per position is {scale:.3e} times the plan's model of level {n}, more than {MAX_IO_SCALE} (a machine measures within a few times it)"
+                ));
+            }
             Ok(Some(s))
         };
         Ok(Calibration {
@@ -314,7 +330,22 @@ mod tests {
             "io_per_position": {"two_bit": 1}, "exit_passes": {"two_bit": 4}}"#;
         assert!(err(too_little).contains("less than the lower levels"));
         assert!(err(r#"{"level": 47, "rate_per_thread": {"memory": 1e6}, "io_per_position": {"two_bit": 70}, "exit_passes": {"two_bit": 1}}"#).contains("not a level"));
-        for e in [err("{"), err(no_passes)] {
+        // Found by fuzz/fuzz_targets/calibration.rs: absurd passes or traffic overflowed the
+        // plan's sums (solver/tests/it/fuzz_regressions.rs runs `plan` on them).
+        let passes = r#"{"level": 11, "rate_per_thread": {"memory": 1e6}, "io_per_position": {"two_bit": 30}, "exit_passes": {"two_bit": 1e20}}"#;
+        assert!(
+            err(passes).contains("a whole number 1..=10000"),
+            "{}",
+            err(passes)
+        );
+        let traffic = r#"{"level": 11, "rate_per_thread": {"memory": 1e6}, "io_per_position": {"low_memory": 1.02e13}, "exit_passes": {"low_memory": 4}}"#;
+        assert!(
+            err(traffic).contains("io_per_position.low_memory")
+                && err(traffic).contains("more than 100"),
+            "{}",
+            err(traffic)
+        );
+        for e in [err("{"), err(no_passes), err(traffic)] {
             assert!(!e.contains('\n'), "{e}");
         }
     }

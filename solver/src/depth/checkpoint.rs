@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::work_files::{resume_path, wave_path};
-use super::{Carried, DepthError, DepthPass, Stage, CHUNK};
+use super::{Carried, DepthError, DepthPass, Stage};
 use crate::checkpoint::{CheckpointError, Fields, Kind};
 use crate::seed_records::check_file;
 
@@ -86,7 +86,7 @@ impl DepthPass<'_> {
             _ => return Err(r.unusable("unknown stage")),
         };
         // The wave files it relies on must be there, whole.
-        let chunks = self.level.size().div_ceil(CHUNK);
+        let size = self.level.size();
         let damaged = |e: awari_db::TableError| r.unusable(e.to_string());
         match stage {
             Stage::Seeds { bytes, .. } => {
@@ -95,7 +95,7 @@ impl DepthPass<'_> {
                 if len < bytes {
                     return Err(r.unusable("wave 0 is shorter than it records"));
                 }
-                check_file(&path, bytes, chunks).map_err(damaged)?;
+                check_file(&path, bytes, size, false).map_err(damaged)?;
             }
             Stage::Waves { complete } => {
                 for k in 0..=complete {
@@ -103,7 +103,7 @@ impl DepthPass<'_> {
                     let Ok(meta) = std::fs::metadata(&path) else {
                         return Err(r.unusable(format!("wave file {k} is missing")));
                     };
-                    check_file(&path, meta.len(), chunks).map_err(damaged)?;
+                    check_file(&path, meta.len(), size, false).map_err(damaged)?;
                 }
             }
         }

@@ -29,7 +29,7 @@ impl DepthPass<'_> {
         let mut writer = TableWriter::create(&path, Header::depth(self.rules, n, width))?;
         let chunks = size.div_ceil(CHUNK);
         let mut readers = (1..=u32::from(max_depth))
-            .map(|k| wave_reader(&wave_path(&self.out, n, k), chunks).map(|r| (k as u16, r)))
+            .map(|k| wave_reader(&wave_path(&self.out, n, k), size).map(|r| (k as u16, r)))
             .collect::<Result<Vec<_>, _>>()?;
         let w = usize::from(width);
         let window = window();
@@ -50,7 +50,7 @@ impl DepthPass<'_> {
                 .for_each(|(j, out)| {
                     let c = (first + j as u64) as u32;
                     for (_, k, body) in records.iter().filter(|r| r.0 == c) {
-                        for (o, _) in decode_seeds(body) {
+                        for (o, _) in decode_seeds(body, u32::MAX) {
                             let o = o as usize * w;
                             if let Some(e) = out.get_mut(o..o + w) {
                                 e.copy_from_slice(&k.to_le_bytes()[..w]);

@@ -169,7 +169,7 @@ pub(super) fn propagate_file(
     level: &Level,
     expand: impl Fn(&[(u64, Board)]) + Sync,
 ) -> Result<(), DepthError> {
-    let mut reader = wave_reader(path, level.size().div_ceil(CHUNK))?;
+    let mut reader = wave_reader(path, level.size())?;
     loop {
         let batch = reader.batch(WAVE_BATCH)?;
         if batch.is_empty() {
@@ -179,7 +179,7 @@ pub(super) fn propagate_file(
         // (one per chunk of 2^20 positions), which alone would leave threads idle.
         batch.par_iter().for_each(|(c, body)| {
             let start = u64::from(*c) * CHUNK;
-            let seeds = decode_seeds(body);
+            let seeds = decode_seeds(body, crate::seed_records::chunk_limit(*c, level.size()));
             seeds.par_chunks(SLICE).for_each(|slice| {
                 let boards = seed_boards(level, start, slice.iter().copied());
                 let entries: Vec<(u64, Board)> = slice
@@ -203,7 +203,7 @@ pub(super) fn for_each_entry(
     size: u64,
     f: impl Fn(u64, bool) + Sync,
 ) -> Result<u64, DepthError> {
-    let mut reader = wave_reader(path, size.div_ceil(CHUNK))?;
+    let mut reader = wave_reader(path, size)?;
     let mut count = 0;
     loop {
         let batch = reader.batch(WAVE_BATCH)?;
@@ -214,7 +214,7 @@ pub(super) fn for_each_entry(
             .par_iter()
             .map(|(c, body)| {
                 let start = u64::from(*c) * CHUNK;
-                let seeds = decode_seeds(body);
+                let seeds = decode_seeds(body, crate::seed_records::chunk_limit(*c, size));
                 for &(o, flag) in &seeds {
                     if start + u64::from(o) < size {
                         f(start + u64::from(o), flag);

@@ -48,8 +48,8 @@ pub fn remove_work_files(dir: &Path, n: u32) {
     }
 }
 
-/// A wave file or class list of a level of `chunks` chunks read back, record by record,
+/// A wave file or class list of a level of `size` positions read back, record by record,
 /// each checked (`crate::seed_records`).
-pub(super) fn wave_reader(path: &Path, chunks: u64) -> Result<RecordReader<'static>, TableError> {
-    RecordReader::open(path, 0, 1 << 16, chunks, None)
+pub(super) fn wave_reader(path: &Path, size: u64) -> Result<RecordReader<'static>, TableError> {
+    RecordReader::open(path, 0, 1 << 16, size, false, None)
 }

@@ -10,6 +10,7 @@ mod depth;
 mod depth_classes;
 mod determinism;
 mod distributed;
+mod fuzz_regressions;
 mod levels_to_20;
 mod plan;
 mod progress;

@@ -10,7 +10,7 @@ use super::lists::list_path;
 use super::search::class_wave_path;
 use super::{ClassCarried, ClassPass, ClassStage, LISTS};
 use crate::checkpoint::{CheckpointError, Fields, Kind};
-use crate::depth::{DepthError, Inconsistent, Unproven, CHUNK};
+use crate::depth::{DepthError, Inconsistent, Unproven};
 use crate::seed_records::check_file;
 
 /// The frame of `crate::checkpoint`, magic b"AWARIDCL", version 3.
@@ -162,7 +162,6 @@ impl ClassPass<'_> {
         // The files it relies on must be there, every record whole: the lists of the classes
         // not done, at least as long as recorded (checked to that length), and the waves of
         // the class in progress.
-        let chunks = size.div_ceil(CHUNK);
         let first_open = match stage {
             ClassStage::Lists { .. } => 1,
             ClassStage::Classes { done } => u16::from(done) + 1,
@@ -177,7 +176,7 @@ impl ClassPass<'_> {
             if std::fs::metadata(&p).map_or(0, |m| m.len()) < len {
                 return Err(r.unusable(format!("{} is shorter than it records", p.display())));
             }
-            check_file(&p, len, chunks).map_err(|e| r.unusable(e.to_string()))?;
+            check_file(&p, len, size, false).map_err(|e| r.unusable(e.to_string()))?;
         }
         // The waves of the classes done, which the table is merged from.
         for v in 1..first_open.min(256) {
@@ -187,7 +186,7 @@ impl ClassPass<'_> {
                     let p = class_wave_path(&self.out, n, v as u8, won, k);
                     if let Ok(meta) = std::fs::metadata(&p) {
                         any = true;
-                        check_file(&p, meta.len(), chunks)
+                        check_file(&p, meta.len(), size, false)
                             .map_err(|e| r.unusable(e.to_string()))?;
                     }
                 }
@@ -203,7 +202,8 @@ impl ClassPass<'_> {
                     let Ok(meta) = std::fs::metadata(&p) else {
                         return Err(r.unusable(format!("{} is missing", p.display())));
                     };
-                    check_file(&p, meta.len(), chunks).map_err(|e| r.unusable(e.to_string()))?;
+                    check_file(&p, meta.len(), size, false)
+                        .map_err(|e| r.unusable(e.to_string()))?;
                 }
             }
         }

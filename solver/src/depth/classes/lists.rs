@@ -363,7 +363,7 @@ mod tests {
                 let chunk = u32::from_le_bytes(r[0..4].try_into().unwrap());
                 let len = u32::from_le_bytes(r[4..8].try_into().unwrap()) as usize;
                 assert_eq!(len, record_body(r).len());
-                (*x, chunk, decode_seeds(record_body(r)))
+                (*x, chunk, decode_seeds(record_body(r), u32::MAX))
             })
             .collect();
         let want = vec![

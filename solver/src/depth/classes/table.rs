@@ -71,7 +71,7 @@ impl ClassPass<'_> {
             let mut buf = vec![0u8; (hi - lo) as usize * w];
             for s in &mut sources {
                 if s.next.is_some_and(|c| u64::from(c) < last) {
-                    read_window(s, first, last, &mut buf, w, chunks)?;
+                    read_window(s, first, last, &mut buf, w, size)?;
                 }
             }
             writer.write(&buf)?;
@@ -90,9 +90,9 @@ fn read_window(
     last: u64,
     buf: &mut [u8],
     w: usize,
-    chunks: u64,
+    size: u64,
 ) -> Result<(), TableError> {
-    let mut r = RecordReader::open(&s.path, s.offset, 1 << 16, chunks, None)?;
+    let mut r = RecordReader::open(&s.path, s.offset, 1 << 16, size, false, None)?;
     loop {
         match r.peek_chunk()? {
             None => {
@@ -116,7 +116,7 @@ fn read_window(
         let (chunk, body) = r.next_record()?.expect("peeked");
         s.offset = r.offset();
         let base = ((u64::from(chunk) - first) * CHUNK) as usize;
-        for (o, _) in decode_seeds(&body) {
+        for (o, _) in decode_seeds(&body, u32::MAX) {
             let at = (base + o as usize) * w;
             if let Some(e) = buf.get_mut(at..at + w) {
                 e.copy_from_slice(&s.depth.to_le_bytes()[..w]);

@@ -29,7 +29,9 @@ fn state_bytes(n: u32) -> u64 {
 /// what the exits phase's bucket leaves beside the states (the settling phase gets as much
 /// memory; the conversion holds a bucket's bytes).
 pub(super) fn log_capacity(n: u32, bucket: u64) -> usize {
-    (bucket.saturating_sub(state_bytes(n)) / LOG_BYTES_PER_ENTRY).max(MIN_LOG) as usize
+    // Never more entries than the level has positions.
+    let most = awari_db::level_size(n).max(MIN_LOG);
+    (bucket.saturating_sub(state_bytes(n)) / LOG_BYTES_PER_ENTRY).clamp(MIN_LOG, most) as usize
 }
 
 /// RAM of the settling phase of level `n`: the states, the runs, per-thread buffers.

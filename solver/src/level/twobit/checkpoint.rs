@@ -149,9 +149,10 @@ impl TwoBit<'_> {
                 None => std::fs::remove_file(entry.path()).map_err(self.dir_error())?,
             }
         }
-        let chunks = self.level.size().div_ceil(CHUNK);
+        let size = self.level.size();
         files.par_iter().try_for_each(|(name, len)| {
-            crate::seed_records::check_file(&self.work.join(name), *len, chunks)
+            let values = part_of(name).is_some();
+            crate::seed_records::check_file(&self.work.join(name), *len, size, values)
         })
     }
 
@@ -187,11 +188,18 @@ impl TwoBit<'_> {
                 batch.par_iter().for_each(|(c, body)| {
                     let start = u64::from(*c) * CHUNK;
                     if part {
-                        decode(body, |k, v| {
-                            self.set_code(start + u64::from(k), if v > 0 { WON } else { LOST });
-                        });
+                        decode(
+                            body,
+                            crate::seed_records::chunk_limit(*c, self.level.size()),
+                            |k, v| {
+                                self.set_code(start + u64::from(k), if v > 0 { WON } else { LOST });
+                            },
+                        );
                     } else {
-                        for (k, _) in decode_seeds(body) {
+                        for (k, _) in decode_seeds(
+                            body,
+                            crate::seed_records::chunk_limit(*c, self.level.size()),
+                        ) {
                             self.make_losable(start + u64::from(k));
                         }
                     }
@@ -245,7 +253,13 @@ pub(super) fn read_checkpoint(
         exits_read: r.u64()?,
         passes: r.u32()?,
     };
-    let bucket = u64::from(r.u32()?).max(1) * CHUNK;
+    // Whole bucket units, and no more than the level rounded up to one: any other bucket is
+    // not one a build chose (the settling log is sized by it).
+    let bucket = u64::from(r.u32()?) * CHUNK;
+    let unit = super::BUCKET_UNIT;
+    if bucket == 0 || bucket % unit != 0 || bucket > size.div_ceil(unit) * unit {
+        return Err(r.unusable(format!("an exit bucket of {bucket} positions")));
+    }
     let count = r.count(12)?;
     let mut files = Vec::with_capacity(count);
     for _ in 0..count {

@@ -101,7 +101,7 @@ fn apply(records: &[(u32, Vec<u8>)], buf: &mut [u8], first: u64) {
     if records.len() <= 8 || lo.0 == hi.0 {
         for (c, body) in records {
             let base = ((u64::from(*c) - first) * CHUNK) as usize;
-            decode(body, |o, v| {
+            decode(body, u32::MAX, |o, v| {
                 if let Some(b) = buf.get_mut(base + o as usize) {
                     *b = v as u8;
                 }

@@ -143,10 +143,10 @@ fn encode(run: &[u64], chunk_shift: u32) -> Vec<u8> {
     out
 }
 
-/// Call `f(offset, value)` for every position of a part-file record's body. A body that
-/// passed its record's check always decodes to offsets in the chunk; on any other bytes this
-/// never panics, and stops at the first offset out of the chunk or a cut value.
-pub(super) fn decode(body: &[u8], mut f: impl FnMut(u32, i8)) {
+/// Call `f(offset, value)` for every position of a part-file record's body below `limit`
+/// (its chunk's positions in the level). A body its writer wrote decodes whole; on any other
+/// bytes this never panics, and stops at the first offset at or past `limit` or a cut value.
+pub(super) fn decode(body: &[u8], limit: u32, mut f: impl FnMut(u32, i8)) {
     let (mut x, mut shift, mut prev, mut i) = (0u64, 0u32, -1i64, 0);
     while i < body.len() {
         let b = body[i];
@@ -159,7 +159,8 @@ pub(super) fn decode(body: &[u8], mut f: impl FnMut(u32, i8)) {
             // Every gap is at least 1: 0 is not a record's.
             let gap = x.min(CHUNK) as i64;
             prev += gap;
-            let (true, Some(&v)) = (gap > 0 && prev < CHUNK as i64, body.get(i)) else {
+            let inside = gap > 0 && prev < i64::from(limit).min(CHUNK as i64);
+            let (true, Some(&v)) = (inside, body.get(i)) else {
                 return;
             };
             f(prev as u32, v as i8);
@@ -179,9 +180,11 @@ mod tests {
         let mut rng = awari_db::SplitMix64(12);
         for len in 0..300 {
             let bytes: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
-            decode(&bytes, |k, _| assert!(u64::from(k) < CHUNK));
+            decode(&bytes, u32::MAX, |k, _| assert!(u64::from(k) < CHUNK));
         }
-        decode(&[0xff; 40], |_, _| panic!("nothing decodes from this"));
+        decode(&[0xff; 40], u32::MAX, |_, _| {
+            panic!("nothing decodes from this")
+        });
     }
 
     #[test]
@@ -203,9 +206,11 @@ mod tests {
         let record = encode(&entries, shift);
         assert_eq!(u32::from_le_bytes(record[0..4].try_into().unwrap()), 7);
         let mut back = Vec::new();
-        decode(crate::seed_records::record_body(&record), |k, v| {
-            back.push((k, v))
-        });
+        decode(
+            crate::seed_records::record_body(&record),
+            u32::MAX,
+            |k, v| back.push((k, v)),
+        );
         let want: Vec<(u32, i8)> = entries
             .iter()
             .map(|&e| (((e >> 7) % CHUNK) as u32, value(e)))

@@ -42,7 +42,10 @@ impl TwoBit<'_> {
                     .par_iter()
                     .map(|(c, bytes)| {
                         let start = u64::from(*c) * CHUNK;
-                        let seeds = decode_seeds(bytes);
+                        let seeds = decode_seeds(
+                            bytes,
+                            crate::seed_records::chunk_limit(*c, self.level.size()),
+                        );
                         progress.advance(seeds.len() as u64);
                         let mut settled = Vec::new();
                         for slice in seeds.chunks(SEED_SLICE) {

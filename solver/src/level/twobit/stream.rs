@@ -100,7 +100,18 @@ impl TwoBit<'_> {
             }
             let found: Vec<(u32, Vec<(u32, bool)>)> = batch
                 .par_iter()
-                .map(|(c, body)| (*c, f(*c, decode_seeds(body))))
+                .map(|(c, body)| {
+                    (
+                        *c,
+                        f(
+                            *c,
+                            decode_seeds(
+                                body,
+                                crate::seed_records::chunk_limit(*c, self.level.size()),
+                            ),
+                        ),
+                    )
+                })
                 .collect();
             let Some((out, i, log)) = out.as_mut() else {
                 continue;

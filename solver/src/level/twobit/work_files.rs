@@ -155,8 +155,16 @@ impl<'a> RecordWriter<'a> {
 impl super::TwoBit<'_> {
     /// A record file of the work directory read back in order, each record checked, counted.
     pub(super) fn records(&self, path: &Path) -> Result<RecordReader<'_>, TableError> {
-        let chunks = self.level.size().div_ceil(super::CHUNK);
-        RecordReader::open(path, 0, 1 << 20, chunks, Some(&self.io.read))
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let values = name.is_some_and(|n| part_of(&n).is_some());
+        RecordReader::open(
+            path,
+            0,
+            1 << 20,
+            self.level.size(),
+            values,
+            Some(&self.io.read),
+        )
     }
 }
 
