@@ -211,7 +211,11 @@ fn killed_class_passes_resume_to_the_same_tables() {
                 == std::fs::read(depth_path(&killed, n)).unwrap(),
             "level {n} differs after kills"
         );
-        assert!(left_behind(&killed, n).is_empty(), "level {n}: {:?}", left_behind(&killed, n));
+        assert!(
+            left_behind(&killed, n).is_empty(),
+            "level {n}: {:?}",
+            left_behind(&killed, n)
+        );
     }
     for d in [dir, want, killed] {
         let _ = std::fs::remove_dir_all(d);
