@@ -644,59 +644,46 @@ pub fn passes(root: &Path) -> Passes {
     }
 }
 
-/// Whether some record of `file` that passes its check (see [`records_pass`]) holds an offset
-/// beyond a level of `size` positions: seed records (`part` false: gaps + 1, doubled, with a
-/// flag) or part-file records (`part`: gaps, each followed by a value byte), decoded as
-/// `seed_records::decode_seeds` and `twobit::log::decode` do.
-///
-/// Such a record (forged, or damaged past its 32-bit check) makes the two-bit resume index
-/// its state array out of bounds: a panic, the finding of `record_file` that
-/// `solver/tests/it/fuzz_regressions.rs` keeps (docs/testing.md). The target skips such
-/// inputs until the reader bounds offsets by the level.
-pub fn believed_offset_outside(file: &[u8], chunks: u64, size: u64, part: bool) -> bool {
+/// Whether a resume believes the record file `file` of a level of `size` positions (`chunks`
+/// chunks): every record passes what [`records_pass`] checks, and its body is well formed
+/// within the level, as `seed_records::within_level` requires since the fuzz findings were
+/// fixed (0f63c7f): gaps of at least 1, of at most 4 varint bytes, every offset below the
+/// positions of its chunk in the level, the last varint whole, and (`values`: a part file's
+/// body) a value byte after each. Anything else is damage, which must never be believed.
+pub fn records_believed(file: &[u8], chunks: u64, size: u64, values: bool) -> bool {
     const CHUNK: u64 = 1 << 20;
-    let mut at = 0;
-    while let Some(head) = file.get(at..at + 12) {
-        let chunk = u32::from_le_bytes(head[0..4].try_into().unwrap());
-        let len = u32::from_le_bytes(head[4..8].try_into().unwrap()) as usize;
-        let Some(body) = file.get(at + 12..at + 12 + len) else {
-            return false;
-        };
-        if u64::from(chunk) >= chunks || record(chunk, body)[..12] != *head {
-            return false;
-        }
-        let limit = (size - u64::from(chunk) * CHUNK).min(CHUNK) as i64;
+    if !records_pass(file, chunks) {
+        return false;
+    }
+    record_bodies(file).iter().all(|&(chunk, body)| {
+        let limit = size.saturating_sub(u64::from(chunk) * CHUNK).min(CHUNK) as i64;
         let (mut x, mut shift, mut prev, mut i) = (0u64, 0u32, -1i64, 0);
         while i < body.len() {
             let b = body[i];
             i += 1;
-            if shift < 64 {
-                x |= u64::from(b & 0x7f) << shift;
+            if shift >= 28 {
+                return false;
             }
+            x |= u64::from(b & 0x7f) << shift;
             shift += 7;
             if b < 0x80 {
-                let gap = if part {
-                    x.min(CHUNK)
-                } else {
-                    (x >> 1).min(CHUNK)
-                } as i64;
+                let gap = if values { x } else { x >> 1 } as i64;
                 prev += gap;
-                if gap == 0 || prev >= CHUNK as i64 || (part && i >= body.len()) {
-                    break;
+                if gap == 0 || prev >= limit {
+                    return false;
                 }
-                if prev >= limit {
-                    return true;
-                }
-                if part {
+                if values {
+                    if i >= body.len() {
+                        return false;
+                    }
                     i += 1;
                 }
                 x = 0;
                 shift = 0;
             }
         }
-        at += 12 + len;
-    }
-    false
+        shift == 0
+    })
 }
 
 #[cfg(test)]
@@ -746,13 +733,9 @@ mod tests {
                 let bytes = std::fs::read(dir.join("level-06.work").join(name)).unwrap();
                 let bytes = &bytes[..*len as usize];
                 assert!(records_pass(bytes, 1), "{name}");
+                let values = name.starts_with("part-");
                 assert!(
-                    !believed_offset_outside(
-                        bytes,
-                        1,
-                        awari_db::level_size(6),
-                        name.starts_with("part-")
-                    ),
+                    records_believed(bytes, 1, awari_db::level_size(6), values),
                     "{name}"
                 );
                 let again: Vec<u8> = record_bodies(bytes)
