@@ -71,9 +71,7 @@ mod search;
 mod table;
 
 pub(super) use checkpoint::class_resume_path;
-pub(super) use lists::list_path;
 pub use lists::{class_bucket, class_memory};
-pub(super) use search::{class_wave_path, remove_waves};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use awari_db::table::tmp_path;
 use awari_db::TableError;
 
 use crate::seed_records::RecordReader;
@@ -19,31 +18,26 @@ pub(super) fn wave_path(dir: &Path, n: u32, k: u32) -> PathBuf {
     dir.join(format!("level-{n:02}.dwave-{k:04}"))
 }
 
-/// Remove the work files of level `n`'s depth pass in `dir`, of either pass: the
-/// checkpoints, the wave files, and a class pass's class lists and class wave files.
+/// Remove the work files of level `n`'s depth pass in `dir`, of either pass, and their
+/// `.tmp`s: the checkpoints (`level-NN.dresume`, `level-NN.dclasses`), the wave files
+/// (`level-NN.dwave-KKKK`), and a class pass's class lists and class wave files
+/// (`level-NN.dclass±VV`, `level-NN.dwave±VV-KKKK`). One read of the directory: trying every
+/// name a pass could write cost a thousand system calls a level.
 pub fn remove_work_files(dir: &Path, n: u32) {
-    use super::classes::{class_resume_path, class_wave_path, list_path};
-    for p in [resume_path(dir, n), class_resume_path(dir, n)] {
-        let _ = std::fs::remove_file(tmp_path(&p));
-        let _ = std::fs::remove_file(p);
-    }
-    for v in 1..=128u8 {
-        for won in [true, false] {
-            let _ = std::fs::remove_file(list_path(dir, n, v, won));
-        }
-        // Wave 0 of a class exists whenever a later one does.
-        if class_wave_path(dir, n, v, true, 0).exists()
-            || class_wave_path(dir, n, v, false, 0).exists()
-            || class_wave_path(dir, n, v, true, 1).exists()
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("level-{n:02}.");
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|s| s.strip_prefix(&prefix)) else {
+            continue;
+        };
+        if ["dresume", "dclass", "dwave"]
+            .iter()
+            .any(|kind| rest.starts_with(kind))
         {
-            super::classes::remove_waves(dir, n, v);
-        }
-    }
-    for k in 0.. {
-        let p = wave_path(dir, n, k);
-        let _ = std::fs::remove_file(tmp_path(&p));
-        if std::fs::remove_file(&p).is_err() && k > 0 {
-            break;
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }

@@ -34,7 +34,9 @@ impl StopAt {
 
     fn tick(&self) {
         if self.calls.fetch_add(1, SeqCst) + 1 == self.at {
-            panic!("stopped by the test");
+            // Not `panic!`: `resume_unwind` unwinds without the panic hook, so the output
+            // of a failing run is not buried under the backtraces of the planned stops.
+            std::panic::resume_unwind(Box::new("stopped by the test"));
         }
     }
 }
@@ -113,7 +115,8 @@ trait Pass: Sync {
 }
 
 /// Stop `pass` at several points, and at each, change a byte of its work files `trials`
-/// times, checking that every run ends with `want`'s bytes or a clean error.
+/// times, checking that every run ends with `want`'s bytes or a clean error. `name` names
+/// its directories: tests running at once need names of their own.
 fn damaged_runs_end_true_or_clean(
     name: &str,
     pass: &dyn Pass,
@@ -240,7 +243,14 @@ fn two_bit(n: u32, trials: usize) {
     let base = temp(&format!("damage-two-bit-base-{n}"));
     copy_levels(&reference, &base, 0..n);
     let pass = TwoBitPass { n };
-    damaged_runs_end_true_or_clean("two-bit", &pass, &base, &want, &[2, 4, 7, 10], trials);
+    damaged_runs_end_true_or_clean(
+        &format!("two-bit-{n}"),
+        &pass,
+        &base,
+        &want,
+        &[2, 4, 7, 10],
+        trials,
+    );
     std::fs::remove_dir_all(&reference).unwrap();
     std::fs::remove_dir_all(&base).unwrap();
 }
@@ -257,7 +267,14 @@ fn depth(n: u32, classes: bool, trials: usize) {
     let want = std::fs::read(depth_path(&out, n)).unwrap();
     drop(levels);
     let pass = DepthWaves { n, classes };
-    damaged_runs_end_true_or_clean(tag, &pass, &reference, &want, &[2, 4, 8, 16], trials);
+    damaged_runs_end_true_or_clean(
+        &format!("{tag}-{n}"),
+        &pass,
+        &reference,
+        &want,
+        &[2, 4, 8, 16],
+        trials,
+    );
     std::fs::remove_dir_all(&reference).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -312,7 +312,7 @@ fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
         compress: false,
         depth_form: Default::default(),
     };
-    // Levels 0..15 are present; level 16 streams level 13 for its captures of 3 seeds.
+    // Levels 0..15 are present; the build checks the lower levels it will read first.
     let err = build(
         &BuildOptions {
             max_stones: 16,
@@ -324,7 +324,7 @@ fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("level 13, block") && err.contains("corrupt"),
+        err.contains("level-13.cvalues") && err.contains("corrupt"),
         "{err}"
     );
     assert!(!level_path(&dir, 16).exists());
