@@ -217,7 +217,12 @@ def test_a_raw_vu_directory(db, db_dir, tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
     for n in range(MAX + 1):
-        (raw / f"scores.{n}").write_bytes((db_dir / f"level-{n:02}.values").read_bytes()[64:])
+        # VU's scores.N: a table's entries (their count at offset 24 of its header), without
+        # the 64-byte header and the chunk digests after them.
+        table = (db_dir / f"level-{n:02}.values").read_bytes()
+        size = int.from_bytes(table[24:32], "little")
+        data = table[64 : 64 + size]
+        (raw / f"scores.{n}").write_bytes(data)
     vu = awari.Database(raw)
     assert vu.levels == db.levels and vu.rules == "awari"
     boards = np.concatenate([awari.random_boards(n, 300, seed=n) for n in range(MAX + 1)])
