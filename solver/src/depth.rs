@@ -114,7 +114,7 @@ pub use budget::{
 pub use classes::{class_bucket, class_memory, ClassPass};
 pub use database::{
     add_depth_tables, compute_depth, depth_algorithm, store_depth, DepthAlgorithm, DepthForm,
-    LevelDepth, PLAIN_DEPTH_UP_TO,
+    LevelDepth, Pass, PLAIN_DEPTH_UP_TO,
 };
 pub use work_files::{remove_work_files, resume_path};
 

@@ -459,8 +459,9 @@ pub fn verify_level(
 /// or lost position has a depth.
 ///
 /// Where the level's values do not fit in the page cache ([`crate::depth::depth_algorithm`]),
-/// a [`crate::depth::ClassPass`] gives the proof, its phase 1 making the checks of
-/// [`verify_level_streamed`] (the checksum included): it reads no file at random.
+/// the pass is a [`crate::depth::ClassPass`], whose phase 1 makes the checks of
+/// [`verify_level_streamed`], the checksum included: it reads no file at random. The pass by
+/// waves reads the level at random, so the checksum is checked before it.
 fn prove_level(
     levels: &Levels,
     n: u32,
@@ -468,61 +469,25 @@ fn prove_level(
     progress: &dyn Progress,
 ) -> Result<LevelVerdict, VerifyError> {
     let table = levels.require(n)?;
-    if crate::depth::depth_algorithm(n, options.memory) == crate::depth::DepthAlgorithm::Classes {
-        return prove_level_by_classes(levels, n, options, progress);
-    }
+    let work = work_dir(levels, options)?;
+    let pass = crate::depth::Pass::open(levels, n, work, options.memory)?;
     let mut verdict = LevelVerdict {
         level: n,
-        checksum: table.verify().err(),
+        checksum: None,
         failures: 0,
         examples: Vec::new(),
         depth_checked: false,
         passes: 0,
         proof: None,
     };
-    if verdict.checksum.is_some() {
-        return Ok(verdict);
+    if pass.algorithm() == crate::depth::DepthAlgorithm::Waves {
+        verdict.checksum = table.verify().err();
+        if verdict.checksum.is_some() {
+            return Ok(verdict);
+        }
     }
-    let work = work_dir(levels, options)?;
-    let bucket = crate::depth::exit_bucket(n, options.memory);
-    let report = crate::depth::DepthPass::open(levels, n, work, bucket).and_then(|p| {
-        p.check_values(options.keep)
-            .run(false, options.keep, progress)
-    })?;
-    verdict.failures = report.inconsistent;
-    verdict.examples = report
-        .inconsistent_examples
-        .iter()
-        .map(|m| Mismatch {
-            level: n,
-            index: m.index,
-            board: m.board,
-            what: m.what.clone(),
-        })
-        .collect();
-    verdict.examples.sort_by_key(|m| m.index);
-    verdict.passes = report.exits.passes;
-    verdict.proof = Some(Proof {
-        max_depth: report.max_depth,
-        unproven: report.unproven,
-        examples: report.examples,
-    });
-    Ok(verdict)
-}
-
-/// [`prove_level`] by a [`crate::depth::ClassPass`] that checks the values too, in its
-/// phase 1 ([`crate::depth::ClassPass::check_values`]: the streamed check's steps, the lower
-/// levels streamed once per bucket for both).
-fn prove_level_by_classes(
-    levels: &Levels,
-    n: u32,
-    options: &VerifyOptions,
-    progress: &dyn Progress,
-) -> Result<LevelVerdict, VerifyError> {
-    let work = work_dir(levels, options)?;
-    let bucket = crate::depth::class_bucket(n, options.memory);
     let mismatches = |found: Vec<crate::depth::Inconsistent>| {
-        found
+        let mut m: Vec<Mismatch> = found
             .into_iter()
             .map(|m| Mismatch {
                 level: n,
@@ -530,36 +495,29 @@ fn prove_level_by_classes(
                 board: m.board,
                 what: m.what,
             })
-            .collect()
+            .collect();
+        m.sort_by_key(|m| m.index);
+        m
     };
-    let report = match crate::depth::ClassPass::open(levels, n, work, bucket).and_then(|p| {
-        p.check_values(options.keep)
-            .run(false, options.keep, progress)
-    }) {
+    let report = match pass
+        .check_values(options.keep)
+        .run(false, options.keep, progress)
+    {
         Ok(report) => report,
-        // A bad checksum ends the pass after its value check, as it ends the streamed one.
+        // A bad checksum ends the class pass after its value check, as it ends the streamed
+        // one.
         Err(crate::depth::DepthError::Checksum(bad)) => {
-            return Ok(LevelVerdict {
-                level: n,
-                checksum: Some(bad.checksum),
-                failures: bad.inconsistent,
-                examples: mismatches(bad.examples),
-                depth_checked: false,
-                passes: bad.passes,
-                proof: None,
-            })
+            verdict.checksum = Some(bad.checksum);
+            verdict.failures = bad.inconsistent;
+            verdict.examples = mismatches(bad.examples);
+            verdict.passes = bad.passes;
+            return Ok(verdict);
         }
         Err(e) => return Err(e.into()),
     };
-    let mut verdict = LevelVerdict {
-        level: n,
-        checksum: None,
-        failures: report.inconsistent,
-        examples: mismatches(report.inconsistent_examples),
-        depth_checked: false,
-        passes: report.exits.passes,
-        proof: None,
-    };
+    verdict.failures = report.inconsistent;
+    verdict.examples = mismatches(report.inconsistent_examples);
+    verdict.passes = report.exits.passes;
     verdict.proof = Some(Proof {
         max_depth: report.max_depth,
         unproven: report.unproven,

@@ -37,9 +37,69 @@ pub fn depth_algorithm(n: u32, memory: Option<u64>) -> DepthAlgorithm {
     }
 }
 
+/// The one entry into the depth passes: the pass [`depth_algorithm`] picks for a level within
+/// a memory budget, opened with the bucket that budget gives it ([`exit_bucket`] or
+/// [`class_bucket`]). `depth`, `build --depth` and `verify --prove` all go through it.
+pub enum Pass<'a> {
+    /// By waves: [`DepthPass`].
+    Waves(DepthPass<'a>),
+    /// By value classes: [`ClassPass`].
+    Classes(ClassPass<'a>),
+}
+
+impl<'a> Pass<'a> {
+    /// Open level `n`'s pass of `levels`, its work files in `out`, within `memory` bytes
+    /// (`None`: no limit); it resumes from a valid checkpoint in `out`.
+    pub fn open(
+        levels: &'a Levels,
+        n: u32,
+        out: &Path,
+        memory: Option<u64>,
+    ) -> Result<Pass<'a>, DepthError> {
+        Ok(match depth_algorithm(n, memory) {
+            DepthAlgorithm::Waves => {
+                Pass::Waves(DepthPass::open(levels, n, out, exit_bucket(n, memory))?)
+            }
+            DepthAlgorithm::Classes => {
+                Pass::Classes(ClassPass::open(levels, n, out, class_bucket(n, memory))?)
+            }
+        })
+    }
+
+    /// Which pass this is.
+    pub fn algorithm(&self) -> DepthAlgorithm {
+        match self {
+            Pass::Waves(_) => DepthAlgorithm::Waves,
+            Pass::Classes(_) => DepthAlgorithm::Classes,
+        }
+    }
+
+    /// Recompute every value from its children as well, keeping up to `keep` mismatches
+    /// ([`DepthPass::check_values`], [`ClassPass::check_values`]).
+    pub fn check_values(self, keep: usize) -> Self {
+        match self {
+            Pass::Waves(p) => Pass::Waves(p.check_values(keep)),
+            Pass::Classes(p) => Pass::Classes(p.check_values(keep)),
+        }
+    }
+
+    /// Run the pass to its end: the depth table written if `write`, up to `keep` examples of
+    /// unproven positions kept ([`DepthPass::run`], [`ClassPass::run`]).
+    pub fn run(
+        self,
+        write: bool,
+        keep: usize,
+        progress: &dyn Progress,
+    ) -> Result<DepthReport, DepthError> {
+        match self {
+            Pass::Waves(p) => p.run(write, keep, progress),
+            Pass::Classes(p) => p.run(write, keep, progress),
+        }
+    }
+}
+
 /// Compute the depth table of level `n` of `levels` into `out` within `memory` bytes (`None`:
-/// no limit), resuming a killed pass; see [`DepthPass`] and [`ClassPass`] (which one:
-/// [`depth_algorithm`]).
+/// no limit), resuming a killed pass ([`Pass`]).
 pub fn compute_depth(
     levels: &Levels,
     n: u32,
@@ -49,14 +109,7 @@ pub fn compute_depth(
     keep: usize,
     progress: &dyn Progress,
 ) -> Result<DepthReport, DepthError> {
-    match depth_algorithm(n, memory) {
-        DepthAlgorithm::Waves => {
-            DepthPass::open(levels, n, out, exit_bucket(n, memory))?.run(write, keep, progress)
-        }
-        DepthAlgorithm::Classes => {
-            ClassPass::open(levels, n, out, class_bucket(n, memory))?.run(write, keep, progress)
-        }
-    }
+    Pass::open(levels, n, out, memory)?.run(write, keep, progress)
 }
 
 /// Levels up to this many seeds keep plain depth tables under [`DepthForm::Auto`] (small,
@@ -215,21 +268,13 @@ pub fn add_depth_tables(
         let start = Instant::now();
         let peak = sys::AnonPeak::start();
         progress.level(n, level_size(n));
-        let report = match depth_algorithm(n, memory) {
-            DepthAlgorithm::Waves => {
-                let pass = DepthPass::open(&levels, n, &dir, exit_bucket(n, memory))?;
-                let pass = if check { pass.check_values(10) } else { pass };
-                pass.run(true, 10, progress)?
-            }
-            DepthAlgorithm::Classes => {
-                let pass = ClassPass::open(&levels, n, &dir, class_bucket(n, memory))?;
-                let pass = if check { pass.check_values(10) } else { pass };
-                match pass.run(true, 10, progress) {
-                    // A bad checksum is the table's error, as the streamed check's.
-                    Err(DepthError::Checksum(bad)) => return Err(bad.checksum.into()),
-                    r => r?,
-                }
-            }
+        let pass = Pass::open(&levels, n, &dir, memory)?;
+        let pass = if check { pass.check_values(10) } else { pass };
+        let report = match pass.run(true, 10, progress) {
+            // A bad checksum (found by the class pass's value check) is the table's error,
+            // as the streamed check's.
+            Err(DepthError::Checksum(bad)) => return Err(bad.checksum.into()),
+            r => r?,
         };
         let (table, table_bytes) = store_depth(&mut levels, n, form, progress)?;
         let r = LevelDepth {
