@@ -10,8 +10,8 @@ use rayon::prelude::*;
 
 use crate::progress::Progress;
 
-/// Bytes compared per parallel work item.
-const CHUNK: usize = 1 << 20;
+/// Bytes compared per parallel work item ([`crate::grain::COMPARE_TASK`]).
+const CHUNK: usize = crate::grain::COMPARE_TASK as usize;
 /// Bytes per window: the next one is read ahead while this one is compared.
 const WINDOW: usize = 1 << 28;
 

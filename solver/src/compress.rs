@@ -91,7 +91,7 @@ fn ceilings(
     values: &[u8],
     out: &mut [i8],
 ) -> Result<(), TableError> {
-    const CHUNK: usize = 1 << 14;
+    const CHUNK: usize = crate::grain::MOVE_TASK as usize;
     let level = Level::new(n);
     out.par_chunks_mut(CHUNK)
         .zip(values.par_chunks(CHUNK))

@@ -31,14 +31,13 @@ use std::time::Instant;
 use awari_db::{level_exists, Access, Board, Level, Levels, ParentRange, QuietMoves, Rules, Table};
 use rayon::prelude::*;
 
+use crate::grain::STREAM_TASK;
 use crate::progress::Progress;
 use crate::settle::NO_EXIT;
 use crate::sys;
 
-/// Lower-level positions per parallel work item of the stream (64 KiB of a table).
-const CHUNK: u64 = 1 << 16;
 /// What the slices of [`CaptureStream::run_in_slices`] must be a multiple of.
-pub(crate) const SLICE_UNIT: u64 = CHUNK;
+pub(crate) const SLICE_UNIT: u64 = STREAM_TASK;
 /// Lower-level positions per read-ahead window (32 MiB of a table).
 const WINDOW: u64 = 1 << 25;
 /// Exit updates gathered before they are applied together (their cache misses overlap).
@@ -231,11 +230,11 @@ impl<'a> CaptureStream<'a> {
                 table.prefetch(last..(last + WINDOW).min(size));
                 for from in (window..last).step_by(slice as usize) {
                     let to = (from + slice).min(last);
-                    (0..(to - from).div_ceil(CHUNK))
+                    (0..(to - from).div_ceil(STREAM_TASK))
                         .into_par_iter()
                         .for_each(|k| {
-                            let start = from + k * CHUNK;
-                            let end = (start + CHUNK).min(to);
+                            let start = from + k * STREAM_TASK;
+                            let end = (start + STREAM_TASK).min(to);
                             self.uncapture(c, table, &source, start..end, &range, &raise);
                             progress.advance(end - start);
                         });
@@ -285,11 +284,11 @@ impl<'a> CaptureStream<'a> {
         let (c, table, level) = self.sources[source];
         let whole = self.level.parent_range(0..self.level.size());
         table.prefetch(positions.clone());
-        (0..(positions.end - positions.start).div_ceil(CHUNK))
+        (0..(positions.end - positions.start).div_ceil(STREAM_TASK))
             .into_par_iter()
             .for_each(|k| {
-                let start = positions.start + k * CHUNK;
-                let end = (start + CHUNK).min(positions.end);
+                let start = positions.start + k * STREAM_TASK;
+                let end = (start + STREAM_TASK).min(positions.end);
                 self.uncapture(c, table, &level, start..end, &whole, &raise);
             });
         self.take_error()

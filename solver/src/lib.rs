@@ -17,7 +17,7 @@
 //! level/          phase 2, one file per algorithm: memory, lowmem (0.67 B/pos), twobit
 //!                 (0.33 B/pos, resumable), rounds; the algorithm's name (Mode)
 //! exits           phase 1: the lower levels streamed in order and un-captured
-//! settle, state, checkpoint, seed_records, progress, sys: the pieces underneath
+//! settle, state, checkpoint, seed_records, grain, progress, sys: the pieces underneath
 //! ```
 //!
 //! Modules import only what is below them in this picture (doc links aside): an algorithm
@@ -32,6 +32,7 @@ pub mod cost;
 pub mod depth;
 pub mod distributed;
 pub mod exits;
+mod grain;
 pub mod level;
 pub mod progress;
 pub mod report;

@@ -10,8 +10,8 @@ use awari_db::{successor, Board, Level, Rules};
 
 pub(crate) const SETTLED: u16 = 0x8000;
 pub(crate) const NO_EXIT: i8 = i8::MIN;
-/// Positions per parallel work item.
-pub(crate) const CHUNK: usize = 1 << 14;
+/// Positions per parallel work item ([`crate::grain::MOVE_TASK`]).
+pub(crate) const CHUNK: usize = crate::grain::MOVE_TASK as usize;
 /// Positions scanned for seeds in one parallel pass (see `settle_step`).
 pub(crate) const WINDOW: usize = 1 << 26;
 /// The win flag of a seed found by [`settle_seeds`] (its offset in the chunk is below).

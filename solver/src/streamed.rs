@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use awari_db::{Board, Level, Table, TableError};
 use rayon::prelude::*;
 
+use crate::grain::STREAM_TASK;
 use crate::progress::Progress;
 
 /// One entry that failed a check.
@@ -24,8 +25,6 @@ pub struct Mismatch {
     pub what: String,
 }
 
-/// Positions per work item of the streamed check's compare pass (and its buckets' unit).
-pub(crate) const COMPARE_CHUNK: u64 = 1 << 16;
 /// Accumulator updates gathered before they are applied together (their misses overlap).
 const RAISE_BATCH: usize = 256;
 
@@ -93,11 +92,11 @@ pub(crate) fn unmove_level(
             };
             // Un-moved in smaller pieces, so that small levels use every core too.
             (start..end)
-                .step_by(COMPARE_CHUNK as usize)
+                .step_by(STREAM_TASK as usize)
                 .collect::<Vec<_>>()
                 .into_par_iter()
                 .for_each(|from| {
-                    let to = (from + COMPARE_CHUNK).min(end);
+                    let to = (from + STREAM_TASK).min(end);
                     let values = &values[(from - start) as usize..(to - start) as usize];
                     let mut batch = Vec::with_capacity(RAISE_BATCH + 12);
                     for (child, &v) in level.boards(from..to).zip(values) {
@@ -136,11 +135,11 @@ pub(crate) fn compare_values(
     let lo = range.start;
     let parts = range
         .clone()
-        .step_by(COMPARE_CHUNK as usize)
+        .step_by(STREAM_TASK as usize)
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|start| -> Result<(u64, Vec<Mismatch>), TableError> {
-            let end = (start + COMPARE_CHUNK).min(range.end);
+            let end = (start + STREAM_TASK).min(range.end);
             let mut counter = awari_db::QuietMoves::new();
             let mut bad = 0u64;
             let mut found = Vec::new();

@@ -57,7 +57,8 @@ impl From<TableError> for VerifyError {
         VerifyError::Db(DbError::Table(e))
     }
 }
-use crate::streamed::{compare_values, merge_examples, raise_exits, unmove_level, COMPARE_CHUNK};
+use crate::grain::{MOVE_TASK, STREAM_TASK};
+use crate::streamed::{compare_values, merge_examples, raise_exits, unmove_level};
 
 /// The outcome of verifying one level.
 #[derive(Debug)]
@@ -105,8 +106,6 @@ impl LevelVerdict {
         self.passed() && (self.depth_checked || self.proof.is_some())
     }
 }
-
-const CHUNK: u64 = 1 << 14;
 
 /// Record a failing entry in `examples` while it holds fewer than `keep`.
 fn keep_example(
@@ -176,11 +175,11 @@ pub fn verify_level_lookup(
     // The table and index of every level a child may be in: n (quiet moves), n−2, … (captures).
     let children = ChildLevels::new(levels, n)?;
     progress.phase("verify", level.size());
-    let failures: u64 = (0..level.size().div_ceil(CHUNK))
+    let failures: u64 = (0..level.size().div_ceil(MOVE_TASK))
         .into_par_iter()
         .map(|c| -> Result<u64, DbError> {
-            let start = c * CHUNK;
-            let end = (start + CHUNK).min(level.size());
+            let start = c * MOVE_TASK;
+            let end = (start + MOVE_TASK).min(level.size());
             let mut bad = 0u64;
             let mut boards = level.boards(start..end);
             let mut group = Group::default();
@@ -549,9 +548,9 @@ const STREAM_SLACK: u64 = 64 << 20;
 /// whole level): one accumulator byte per position, in whole compare chunks, at least one.
 pub fn streamed_bucket(n: u32, memory: Option<u64>) -> u64 {
     let size = awari_db::level_size(n);
-    let whole = size.div_ceil(COMPARE_CHUNK) * COMPARE_CHUNK;
+    let whole = size.div_ceil(STREAM_TASK) * STREAM_TASK;
     let left = memory.map_or(whole, |m| m.saturating_sub(STREAM_SLACK));
-    (left / COMPARE_CHUNK * COMPARE_CHUNK).clamp(COMPARE_CHUNK, whole)
+    (left / STREAM_TASK * STREAM_TASK).clamp(STREAM_TASK, whole)
 }
 
 /// Verify level `n` of `levels` with no random reads into files.

@@ -11,13 +11,12 @@ use awari_db::{Board, QuietMoves, TableError};
 use rayon::prelude::*;
 
 use super::{wave_path, window, DepthError, DepthPass, Stage, CHUNK};
+use crate::grain::STREAM_TASK;
 use crate::progress::Progress;
 use crate::seed_records::encode_seeds;
 
-/// Positions of wave 0 a thread judges at once: a chunk is cut into these, so that a small
-/// level (a few chunks) keeps every thread busy.
-const SUB_CHUNK: u64 = 1 << 16;
-/// Levels below this size cut wave 0's chunks into [`SUB_CHUNK`]s (up to level 19).
+/// Levels below this size cut wave 0's chunks into [`STREAM_TASK`]s, so that a small level (a
+/// few chunks) keeps every thread busy (up to level 19).
 const SPLIT_BELOW: u64 = 1 << 26;
 /// Positions of wave 0 whose quiet children are ranked and prefetched together.
 const SEEDS_GROUP: usize = 32;
@@ -153,15 +152,15 @@ impl DepthPass<'_> {
         Ok(buckets.len() as u32)
     }
 
-    /// [`DepthPass::seeds_of`] of `start..end` (within one chunk), its [`SUB_CHUNK`]s judged
+    /// [`DepthPass::seeds_of`] of `start..end` (within one chunk), its [`STREAM_TASK`]s judged
     /// in parallel; offsets from `start`.
     fn seeds_in_parts(&self, start: u64, end: u64, captures: &CaptureBits) -> Vec<(u32, bool)> {
         let parts: Vec<Vec<(u32, bool)>> = (start..end)
-            .step_by(SUB_CHUNK as usize)
+            .step_by(STREAM_TASK as usize)
             .collect::<Vec<u64>>()
             .into_par_iter()
             .map(|s| {
-                let mut part = self.seeds_of(s, (s + SUB_CHUNK).min(end), captures);
+                let mut part = self.seeds_of(s, (s + STREAM_TASK).min(end), captures);
                 // Offsets in the chunk, not in the part.
                 let base = (s - start) as u32;
                 part.iter_mut().for_each(|(o, _)| *o += base);
