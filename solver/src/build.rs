@@ -10,9 +10,10 @@ use awari_db::{
 };
 use rayon::prelude::*;
 
+use crate::cost::{Choice, Needs};
 use crate::exits::ExitsStats;
 pub use crate::level::Mode;
-use crate::level::{memory_needed, LevelBuilder, LevelCounts, Progress};
+use crate::level::{LevelBuilder, LevelCounts, Progress};
 use crate::lowmem::{self, LowMemoryBuilder};
 use crate::sys;
 use crate::twobit::{self, Stage, TwoBit};
@@ -74,6 +75,12 @@ pub enum BuildError {
         /// Bytes free.
         free: u64,
     },
+    /// An algorithm was asked for (`--mode`) that the build does not offer: two-bit in a
+    /// distributed build.
+    #[error(
+        "{0}: a distributed build offers memory and low-memory (--mode auto picks between them)"
+    )]
+    NotOffered(#[from] crate::cost::NotOffered),
     /// Depth tables were asked of a distributed build.
     #[error("depth tables are not built by a distributed build; build them on one machine")]
     DistributedDepth,
@@ -527,44 +534,15 @@ pub fn build_level_two_bit(
     })
 }
 
-/// Pick the algorithm for level `n` and check that memory and disk suffice for it.
+/// Pick the algorithm for level `n` ([`crate::cost::choose`]) and check that memory and disk
+/// suffice for it.
 fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildError> {
     let budget = opts.memory.or_else(sys::memory_available);
     let threads = rayon::current_num_threads();
-    let in_memory = memory_needed(n, false);
-    let low = lowmem::memory_needed(n, threads);
-    let two_bit = twobit::memory_needed(n, threads);
-    let fits = |need: u64| budget.is_none_or(|b| need <= b);
-    let mode = match opts.mode {
-        Mode::Auto if fits(in_memory) => Mode::InMemory,
-        // Both out-of-core algorithms fit: the one `plan` estimates faster at its defaults.
-        Mode::Auto if fits(low) && fits(two_bit) => {
-            if crate::cost::auto_prefers_two_bit(n, threads, budget) {
-                Mode::TwoBit
-            } else {
-                Mode::LowMemory
-            }
-        }
-        Mode::Auto if fits(low) => Mode::LowMemory,
-        Mode::Auto if fits(two_bit) => Mode::TwoBit,
-        // Nothing fits: the error names the smaller need.
-        Mode::Auto if low <= two_bit => Mode::LowMemory,
-        Mode::Auto => Mode::TwoBit,
-        m => m,
-    };
-    let needed = match mode {
-        Mode::InMemory => in_memory,
-        Mode::LowMemory => low,
-        _ => two_bit,
-    };
-    if !fits(needed) {
-        return Err(BuildError::Memory {
-            level: n,
-            positions: level_size(n),
-            needed,
-            available: budget.unwrap_or(0),
-        });
-    }
+    let choice = crate::cost::choose(opts.mode, Needs::level(n, threads), budget, || {
+        crate::cost::auto_prefers_two_bit(n, threads, budget)
+    })?;
+    let mode = fitting(n, choice, budget)?;
     let disk = level_disk(n, mode, opts.depth);
     if let Some(free) = sys::disk_free(dir) {
         if disk > free {
@@ -577,4 +555,18 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
         }
     }
     Ok(mode)
+}
+
+/// The mode of `choice` for level `n`, or the error that says it does not fit `budget` (`None`:
+/// unknown, no limit): `build`'s and the distributed build's check.
+pub(crate) fn fitting(n: u32, choice: Choice, budget: Option<u64>) -> Result<Mode, BuildError> {
+    if !choice.fits {
+        return Err(BuildError::Memory {
+            level: n,
+            positions: level_size(n),
+            needed: choice.needed,
+            available: budget.unwrap_or(0),
+        });
+    }
+    Ok(choice.mode)
 }

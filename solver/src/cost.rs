@@ -1,8 +1,9 @@
 //! The cost model of a build: the memory, disk, traffic and time each level takes on a
 //! machine ([`Machine`]), from the level sizes and measured rates (the defaults below, or a
-//! calibration's). `build` asks it which out-of-core algorithm is faster and how long the
-//! levels left will take; `plan` (`crate::report::plan`) prints it. Below `build`, above the
-//! level algorithms, whose memory and traffic it reads.
+//! calibration's). `build`, `plan` and the distributed build ask it which algorithm a level
+//! takes ([`choose`]), `build` how long the levels left will take; `plan`
+//! (`crate::report::plan`) prints it. Below `build`, above the level algorithms, whose memory
+//! and traffic it reads.
 
 use awari_db::{level_exists, level_size};
 
@@ -266,6 +267,85 @@ pub fn auto_prefers_two_bit(n: u32, threads: usize, memory: Option<u64>) -> bool
     two_bit_is_faster(n, &Machine::defaults(threads, memory))
 }
 
+/// The memory each level algorithm needs for a level (or a rank's slice of one), bytes: what
+/// [`choose`] weighs against the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// The in-memory algorithm's.
+    pub in_memory: u64,
+    /// The low-memory algorithm's, with its smallest exit bucket.
+    pub low_memory: u64,
+    /// The two-bit algorithm's, with its smallest exit bucket; `None` where the build does
+    /// not offer it (the distributed build).
+    pub two_bit: Option<u64>,
+}
+
+impl Needs {
+    /// Level `n`'s needs on one machine of `threads` threads (values only: the depth pass
+    /// comes after), every algorithm offered.
+    pub fn level(n: u32, threads: usize) -> Needs {
+        Needs {
+            in_memory: memory_needed(n, false),
+            low_memory: lowmem::memory_needed(n, threads),
+            two_bit: Some(twobit::memory_needed(n, threads)),
+        }
+    }
+}
+
+/// The algorithm [`choose`] picks for a level, what it needs and whether that fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The algorithm, never [`Mode::Auto`].
+    pub mode: Mode,
+    /// The memory it needs, bytes (what the error names where it does not fit).
+    pub needed: u64,
+    /// Whether `needed` is within the budget.
+    pub fits: bool,
+}
+
+/// A level algorithm asked for that the build does not offer ([`Needs::two_bit`] `None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the {} algorithm is not offered by this build", .0.name())]
+pub struct NotOffered(pub Mode);
+
+/// The algorithm for a level whose algorithms need `needs`, within `budget` bytes (`None`:
+/// no limit), as `build`, `plan` and the distributed build all choose it: a forced `mode` is
+/// kept, fitting or not; [`Mode::Auto`] takes in memory where it fits, else the out-of-core
+/// algorithm that fits (where both do, two-bit if `prefers_two_bit`, asked only then: at
+/// [`auto_prefers_two_bit`] for `build`, [`two_bit_is_faster`] for `plan`), else, where
+/// nothing fits, the one of the smaller need (low-memory on a tie), so that the error names
+/// the least memory that would do. Two-bit is forced or picked only where offered.
+pub fn choose(
+    mode: Mode,
+    needs: Needs,
+    budget: Option<u64>,
+    prefers_two_bit: impl FnOnce() -> bool,
+) -> Result<Choice, NotOffered> {
+    let pick = |mode: Mode, needed: u64| Choice {
+        mode,
+        needed,
+        fits: budget.is_none_or(|b| needed <= b),
+    };
+    let memory = pick(Mode::InMemory, needs.in_memory);
+    let low = pick(Mode::LowMemory, needs.low_memory);
+    let two_bit = needs.two_bit.map(|need| pick(Mode::TwoBit, need));
+    match (mode, two_bit) {
+        (Mode::InMemory, _) => Ok(memory),
+        (Mode::LowMemory, _) => Ok(low),
+        (Mode::TwoBit, two_bit) => two_bit.ok_or(NotOffered(mode)),
+        (Mode::Auto, _) if memory.fits => Ok(memory),
+        (Mode::Auto, None) => Ok(low),
+        (Mode::Auto, Some(two_bit)) => Ok(match (low.fits, two_bit.fits) {
+            (true, true) if prefers_two_bit() => two_bit,
+            (true, _) => low,
+            (false, true) => two_bit,
+            // Nothing fits: the smaller need, for the error.
+            (false, false) if two_bit.needed < low.needed => two_bit,
+            (false, false) => low,
+        }),
+    }
+}
+
 impl Machine {
     /// A machine of `threads` threads and `memory` at the default rates and bandwidth, no
     /// level built, the mode chosen as `build` chooses it.
@@ -352,45 +432,47 @@ impl LevelPlan {
     }
 }
 
-/// Level `n`'s [`LevelPlan`] on machine `m`: the first algorithm that fits, as `build` picks
-/// it (or `m.mode`), at `m`'s rates.
+/// Level `n`'s [`LevelPlan`] on machine `m`, at `m`'s rates: the algorithm [`choose`] picks
+/// for `m.mode`, as `build` picks it, the out-of-core algorithms' tie-break by
+/// [`two_bit_is_faster`] on `m` (`build`'s, [`auto_prefers_two_bit`], is the same at the
+/// default rates).
 pub(crate) fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
     let p = level_size(n);
     let per_sec = m.rate * m.threads as f64;
-    let fits = |need: u64| m.memory.is_none_or(|b| need <= b);
-    let in_memory = memory_needed(n, false);
-    let low = lowmem::memory_needed(n, m.threads);
-    let two_bit = twobit::memory_needed(n, m.threads);
-    let may = |mode: Mode| m.mode == Mode::Auto || m.mode == mode;
-    let both = m.mode == Mode::Auto && fits(low) && fits(two_bit);
-    let low_memory_first = !both || !two_bit_is_faster(n, m);
-    let (mode, ram, compute, io, work) = if may(Mode::InMemory) && fits(in_memory) {
-        let io = level_io(n, 1, false);
-        ("memory".to_string(), in_memory, p as f64 / per_sec, io, 0)
-    } else if may(Mode::LowMemory) && fits(low) && low_memory_first {
-        let (passes, ram, compute, io) = low_memory_estimate(n, m);
-        let mode = if passes > 1 {
-            format!("low-memory, {passes} exit passes")
-        } else {
-            "low-memory".to_string()
-        };
-        (mode, ram, compute, io, lowmem::disk_needed(n))
-    } else if may(Mode::TwoBit) && fits(two_bit) {
-        let (passes, ram, compute, io) = two_bit_estimate(n, m);
-        let mode = if passes > 1 {
-            format!("two-bit, {passes} exit passes")
-        } else {
-            "two-bit".to_string()
-        };
-        (mode, ram, compute, io, twobit::disk_needed(n))
-    } else {
-        let need = match m.mode {
-            Mode::InMemory => in_memory,
-            Mode::LowMemory => low,
-            Mode::TwoBit => two_bit,
-            Mode::Auto => low.min(two_bit),
-        };
-        ("does not fit".to_string(), need, f64::NAN, 0, 0)
+    let choice = choose(m.mode, Needs::level(n, m.threads), m.memory, || {
+        two_bit_is_faster(n, m)
+    })
+    .expect("one machine offers every algorithm");
+    let (mode, ram, compute, io, work) = match choice.mode {
+        _ if !choice.fits => ("does not fit".to_string(), choice.needed, f64::NAN, 0, 0),
+        Mode::InMemory => {
+            let io = level_io(n, 1, false);
+            (
+                "memory".to_string(),
+                choice.needed,
+                p as f64 / per_sec,
+                io,
+                0,
+            )
+        }
+        Mode::LowMemory => {
+            let (passes, ram, compute, io) = low_memory_estimate(n, m);
+            let mode = if passes > 1 {
+                format!("low-memory, {passes} exit passes")
+            } else {
+                "low-memory".to_string()
+            };
+            (mode, ram, compute, io, lowmem::disk_needed(n))
+        }
+        _ => {
+            let (passes, ram, compute, io) = two_bit_estimate(n, m);
+            let mode = if passes > 1 {
+                format!("two-bit, {passes} exit passes")
+            } else {
+                "two-bit".to_string()
+            };
+            (mode, ram, compute, io, twobit::disk_needed(n))
+        }
     };
     // The depth pass after the values: its RAM, time, I/O and wave files.
     let (mode, ram, compute, io, work) = if depth {
@@ -434,5 +516,236 @@ pub fn duration(secs: f64) -> String {
         format!("{:.1} h", secs / 3600.0)
     } else {
         format!("{:.1} days", secs / 86400.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Needs of 100 bytes in memory, 60 low-memory and 40 two-bit (where offered).
+    const NEEDS: Needs = Needs {
+        in_memory: 100,
+        low_memory: 60,
+        two_bit: Some(40),
+    };
+
+    /// A tie-break that must not be asked.
+    fn unasked() -> bool {
+        panic!("the tie-break was asked")
+    }
+
+    fn choice(mode: Mode, needed: u64, fits: bool) -> Result<Choice, NotOffered> {
+        Ok(Choice { mode, needed, fits })
+    }
+
+    /// A forced mode is kept with its own need, fitting or not, and asks no tie-break.
+    #[test]
+    fn a_forced_mode_is_kept() {
+        for (budget, fits) in [
+            (None, [true; 3]),
+            (Some(100), [true; 3]),
+            (Some(50), [false, false, true]),
+        ] {
+            assert_eq!(
+                choose(Mode::InMemory, NEEDS, budget, unasked),
+                choice(Mode::InMemory, 100, fits[0])
+            );
+            assert_eq!(
+                choose(Mode::LowMemory, NEEDS, budget, unasked),
+                choice(Mode::LowMemory, 60, fits[1])
+            );
+            assert_eq!(
+                choose(Mode::TwoBit, NEEDS, budget, unasked),
+                choice(Mode::TwoBit, 40, fits[2])
+            );
+        }
+        // A need equal to the budget fits, one byte more does not.
+        assert!(
+            choose(Mode::LowMemory, NEEDS, Some(60), unasked)
+                .unwrap()
+                .fits
+        );
+        assert!(
+            !choose(Mode::LowMemory, NEEDS, Some(59), unasked)
+                .unwrap()
+                .fits
+        );
+    }
+
+    /// Auto takes in memory wherever it fits (no limit, or a budget of its need), before the
+    /// out-of-core algorithms and without asking the tie-break.
+    #[test]
+    fn auto_takes_in_memory_where_it_fits() {
+        for budget in [None, Some(100), Some(1 << 40)] {
+            assert_eq!(
+                choose(Mode::Auto, NEEDS, budget, unasked),
+                choice(Mode::InMemory, 100, true)
+            );
+        }
+        let offered_none = Needs {
+            two_bit: None,
+            ..NEEDS
+        };
+        assert_eq!(
+            choose(Mode::Auto, offered_none, Some(100), unasked),
+            choice(Mode::InMemory, 100, true)
+        );
+    }
+
+    /// Where both out-of-core algorithms fit and in memory does not, the tie-break decides.
+    #[test]
+    fn auto_asks_the_tie_break_where_both_out_of_core_fit() {
+        for budget in [Some(60), Some(99)] {
+            assert_eq!(
+                choose(Mode::Auto, NEEDS, budget, || true),
+                choice(Mode::TwoBit, 40, true)
+            );
+            assert_eq!(
+                choose(Mode::Auto, NEEDS, budget, || false),
+                choice(Mode::LowMemory, 60, true)
+            );
+        }
+    }
+
+    /// Where only one out-of-core algorithm fits, it is taken without the tie-break, whichever
+    /// of the two needs less.
+    #[test]
+    fn auto_takes_the_one_that_fits() {
+        assert_eq!(
+            choose(Mode::Auto, NEEDS, Some(50), unasked),
+            choice(Mode::TwoBit, 40, true)
+        );
+        let low_smaller = Needs {
+            low_memory: 30,
+            ..NEEDS
+        };
+        assert_eq!(
+            choose(Mode::Auto, low_smaller, Some(35), unasked),
+            choice(Mode::LowMemory, 30, true)
+        );
+    }
+
+    /// Where nothing fits, auto names the smaller need, low-memory's on a tie.
+    #[test]
+    fn auto_names_the_smaller_need_where_nothing_fits() {
+        assert_eq!(
+            choose(Mode::Auto, NEEDS, Some(39), unasked),
+            choice(Mode::TwoBit, 40, false)
+        );
+        let low_smaller = Needs {
+            low_memory: 30,
+            ..NEEDS
+        };
+        assert_eq!(
+            choose(Mode::Auto, low_smaller, Some(29), unasked),
+            choice(Mode::LowMemory, 30, false)
+        );
+        let tie = Needs {
+            low_memory: 40,
+            ..NEEDS
+        };
+        assert_eq!(
+            choose(Mode::Auto, tie, Some(39), unasked),
+            choice(Mode::LowMemory, 40, false)
+        );
+        assert_eq!(
+            choose(Mode::Auto, NEEDS, Some(0), unasked),
+            choice(Mode::TwoBit, 40, false)
+        );
+    }
+
+    /// Without two-bit (the distributed build), auto takes low-memory where in memory does not
+    /// fit, fitting or not, and forcing two-bit is refused.
+    #[test]
+    fn without_two_bit_auto_falls_back_to_low_memory() {
+        let needs = Needs {
+            two_bit: None,
+            ..NEEDS
+        };
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(60), unasked),
+            choice(Mode::LowMemory, 60, true)
+        );
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(50), unasked),
+            choice(Mode::LowMemory, 60, false)
+        );
+        assert_eq!(
+            choose(Mode::TwoBit, needs, None, unasked),
+            Err(NotOffered(Mode::TwoBit))
+        );
+        assert_eq!(
+            choose(Mode::LowMemory, needs, Some(50), unasked),
+            choice(Mode::LowMemory, 60, false)
+        );
+        assert_eq!(
+            choose(Mode::InMemory, needs, Some(100), unasked),
+            choice(Mode::InMemory, 100, true)
+        );
+        assert_eq!(
+            NotOffered(Mode::TwoBit).to_string(),
+            "the two-bit algorithm is not offered by this build"
+        );
+    }
+
+    /// A level's needs are its algorithms' own.
+    #[test]
+    fn a_levels_needs_are_its_algorithms() {
+        for (n, threads) in [(0, 1), (20, 2), (30, 16), (48, 64)] {
+            assert_eq!(
+                Needs::level(n, threads),
+                Needs {
+                    in_memory: memory_needed(n, false),
+                    low_memory: lowmem::memory_needed(n, threads),
+                    two_bit: Some(twobit::memory_needed(n, threads)),
+                }
+            );
+        }
+    }
+
+    /// `plan` at the default rates plans each level with the algorithm `build` would pick, or
+    /// shows that it does not fit where `build` would refuse it.
+    #[test]
+    fn plan_picks_what_build_picks() {
+        let g = 1u64 << 30;
+        let mut seen = std::collections::HashSet::new();
+        for mode in [Mode::Auto, Mode::InMemory, Mode::LowMemory, Mode::TwoBit] {
+            for (threads, memory) in [
+                (2, Some(g)),
+                (2, Some(16 * g)),
+                (16, Some(64 * g)),
+                (16, None),
+            ] {
+                let m = Machine {
+                    mode,
+                    ..Machine::defaults(threads, memory)
+                };
+                for n in (20..=48).filter(|&n| level_exists(n)) {
+                    let c = choose(mode, Needs::level(n, threads), memory, || {
+                        auto_prefers_two_bit(n, threads, memory)
+                    })
+                    .unwrap();
+                    let plan = level_plan(n, &m, false);
+                    let want = if c.fits {
+                        c.mode.name()
+                    } else {
+                        "does not fit"
+                    };
+                    assert!(
+                        plan.mode.starts_with(want),
+                        "level {n}, {mode:?}, {memory:?}: {}",
+                        plan.mode
+                    );
+                    assert!(plan.mode.starts_with("low-memory") == (want == "low-memory"));
+                    if !c.fits {
+                        assert_eq!(plan.ram, c.needed);
+                    }
+                    seen.insert(want);
+                }
+            }
+        }
+        // Every outcome is exercised.
+        assert_eq!(seen.len(), 4, "{seen:?}");
     }
 }

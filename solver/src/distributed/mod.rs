@@ -742,6 +742,17 @@ fn write_distributed(
     })
 }
 
+/// What each algorithm needs of a rank for a slice of `len` positions of a level on `threads`
+/// threads, bytes: in memory its states, 2 bytes a position, and a write block; low-memory
+/// [`lowmem::slice_memory`]; no two-bit (the distributed build does not offer it).
+pub(crate) fn slice_needs(len: u64, threads: usize) -> crate::cost::Needs {
+    crate::cost::Needs {
+        in_memory: 2 * len + len.min(WRITE_BLOCK),
+        low_memory: lowmem::slice_memory(len, threads),
+        two_bit: None,
+    }
+}
+
 /// Build every missing level `0..=opts.max_stones` of `opts.dir` (a directory every rank
 /// sees) over the ranks of `comm`: every rank calls this with the same options. Levels already
 /// present are kept, so an interrupted build resumes at the level it was building. Each level
@@ -807,26 +818,15 @@ pub fn build_distributed(
             .unwrap_or(0);
         let threads = rayon::current_num_threads();
         let budget = opts.memory.or_else(sys::memory_available);
-        let in_memory = 2 * largest + largest.min(WRITE_BLOCK);
-        let low = lowmem::slice_memory(largest, threads);
-        let fits = |need: u64| budget.is_none_or(|b| need <= b);
-        let choice: Result<u64, BuildError> = match opts.mode {
-            Mode::InMemory if fits(in_memory) => Ok(0),
-            Mode::Auto if fits(in_memory) => Ok(0),
-            Mode::LowMemory | Mode::Auto if fits(low) => {
-                Ok(lowmem::slice_bucket(largest, threads, budget))
-            }
-            mode => Err(BuildError::Memory {
-                level: n,
-                positions: level_size(n),
-                needed: if mode == Mode::InMemory {
-                    in_memory
-                } else {
-                    low
-                },
-                available: budget.unwrap_or(0),
-            }),
-        };
+        // No two-bit here: the tie-break between the out-of-core algorithms is never asked.
+        let choice =
+            crate::cost::choose(opts.mode, slice_needs(largest, threads), budget, || false)
+                .map_err(BuildError::from)
+                .and_then(|c| crate::build::fitting(n, c, budget))
+                .map(|mode| match mode {
+                    Mode::InMemory => 0,
+                    _ => lowmem::slice_bucket(largest, threads, budget),
+                });
         let mine = if me == 0 { choice } else { Ok(0) };
         all_ok(comm, &mine)?;
         // 0: in memory; else the low-memory exit bucket.

@@ -225,6 +225,39 @@ fn a_failing_rank_fails_them_all() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The distributed build has no two-bit algorithm: `--mode two-bit` is refused at the first
+/// level to build, rank 0 saying why and the others that it failed, and nothing is written.
+#[test]
+fn two_bit_is_not_offered() {
+    let dir = temp("two-bit");
+    let opts = BuildOptions {
+        mode: Mode::TwoBit,
+        ..options(&dir, Rules::Awari, 4)
+    };
+    let errors: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadComm::group(2)
+            .into_iter()
+            .map(|comm| {
+                let opts = &opts;
+                s.spawn(move || {
+                    build_distributed(&comm, opts, 6, &Silent, |_, _| {})
+                        .unwrap_err()
+                        .to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        errors[0].starts_with("the two-bit algorithm is not offered by this build: a distributed build offers memory and low-memory"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[1].contains("other rank"), "{}", errors[1]);
+    assert!(!level_path(&dir, 0).exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The plain binary (no `mpi` feature) says how to get a distributed build instead of
 /// starting one; `plan --ranks` plans one.
 #[test]
