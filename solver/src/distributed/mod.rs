@@ -53,6 +53,7 @@ use crate::build::{BuildError, BuildOptions, LevelReport, Mode};
 use crate::comm::Comm;
 use crate::exits::ExitsStats;
 use crate::exits::{forward, CaptureStream};
+use crate::grain::MOVE_TASK;
 use crate::lowmem::{self, LowMemoryBuilder};
 use crate::progress::Progress;
 use crate::settle::{
@@ -65,8 +66,6 @@ use crate::sys;
 /// Granule of the slices by default: one checksum chunk, so that every rank digests its own
 /// chunks of the table.
 pub const GRANULE_SHIFT: u32 = 22;
-/// Positions per parallel work item.
-const CHUNK: u64 = 1 << 14;
 /// Positions of its slice a rank scans for seeds per settling round.
 const ROUND: u64 = 1 << 22;
 /// Lower-level positions a rank streams per exits round.
@@ -221,9 +220,9 @@ impl Slice<'_> {
     ) -> impl IndexedParallelIterator<Item = (u64, &[std::sync::atomic::AtomicU16])> {
         let lo = self.lo;
         self.words()
-            .par_chunks(CHUNK as usize)
+            .par_chunks(MOVE_TASK as usize)
             .enumerate()
-            .map(move |(c, w)| (lo + c as u64 * CHUNK, w))
+            .map(move |(c, w)| (lo + c as u64 * MOVE_TASK, w))
     }
 
     fn exchange(
@@ -330,10 +329,10 @@ impl Slice<'_> {
         // This round's part of the slice: its seeds.
         let words = &self.words()[(scan.start - self.lo) as usize..(scan.end - self.lo) as usize];
         words
-            .par_chunks(CHUNK as usize)
+            .par_chunks(MOVE_TASK as usize)
             .enumerate()
             .for_each(|(c, w)| {
-                let start = scan.start + c as u64 * CHUNK;
+                let start = scan.start + c as u64 * MOVE_TASK;
                 let seeds = scan_seeds(i, w, |_| {});
                 if !seeds.is_empty() {
                     let mut stack = seed_boards(&self.level, start, seeds.iter().copied());
