@@ -104,6 +104,17 @@ boards() {
     }
   }'
 }
+# `build --json` where the side's solver has it: a base from before it prints only the table,
+# whose first three columns (level, positions, seconds or "kept") are read instead.
+json_arg() { case "$("$(solver "$1")" build --help)" in *--json*) echo --json ;; esac; }
+# "POSITIONS SECONDS" of the levels FROM..TO a build made, from its output FILE.
+build_totals() {
+  if grep -q '^{' "$1"; then
+    built_totals "$1" "$FROM" "$TO"
+  else
+    awk -v a="$FROM" '$1 ~ /^[0-9]+$/ && $1 >= a && $3 != "kept" {p += $2; s += $3} END {printf "%d %.3f\n", p, s}' "$1"
+  fi
+}
 median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 RESULTS=$WORK/results.txt
@@ -113,8 +124,8 @@ for run in $(seq 1 "$RUNS"); do
   for side in "${SIDES[@]}"; do
     d=$(fresh "$side")
     # shellcheck disable=SC2046
-    "$(solver "$side")" build --db "$d" --max-stones "$TO" "${THREAD_ARGS[@]}" $(mode_args "$side") > "$WORK/$side.build.txt"
-    read -r pos secs < <(awk -v a="$FROM" '$1 ~ /^[0-9]+$/ && $1 >= a && $3 != "kept" {p += $2; s += $3} END {printf "%d %.3f\n", p, s}' "$WORK/$side.build.txt")
+    "$(solver "$side")" build --db "$d" --max-stones "$TO" "${THREAD_ARGS[@]}" $(mode_args "$side") $(json_arg "$side") > "$WORK/$side.build.txt"
+    read -r pos secs < <(build_totals "$WORK/$side.build.txt")
     echo "build $side $secs $pos" >> "$RESULTS"
     printf 'run %d %-15s build %s..%s: %9.1f s  %6.2f M positions/s\n' "$run" "$side" "$FROM" "$TO" "$secs" "$(awk -v p="$pos" -v s="$secs" 'BEGIN {print p / s / 1e6}')"
     if [ -n "${VERIFY:-}" ] && [ "$side" != new-low-memory ]; then

@@ -182,8 +182,8 @@ elif has build; then
   for _ in $(seq "$RUNS"); do
     for d in plain comp; do
       rm -f "$WORK/$d/level-$L.values" "$WORK/$d/level-$(printf %02d "$L").values"
-      "$BIN" build --db "$WORK/$d" --max-stones "$L" --mode memory 2> /dev/null \
-        | awk -v L="$L" -v d="$d" '$1 == L { print d, $3 }' >> "$WORK/build.t"
+      "$BIN" build --db "$WORK/$d" --max-stones "$L" --mode memory --json 2> /dev/null \
+        | level_fields - "$L" seconds:.2f | awk -v d="$d" '{ print d, $1 }' >> "$WORK/build.t"
     done
   done
   cmp "$WORK/plain/level-$(printf %02d "$L").values" "$WORK/comp/level-$(printf %02d "$L").values" \

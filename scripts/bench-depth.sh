@@ -41,11 +41,12 @@ RESULTS=$BASE/results.txt
 # outweighs the mapped files is not reliable: the binaries report their own (RssAnon peak).
 for run in $(seq 1 "$RUNS"); do
   rm -f "$VALUES" "$DEPTH"
-  "$BIN" build --db "$DIR" --max-stones "$N" --mode two-bit --memory "$BUDGET" > "$BASE/build.txt" 2> "$BASE/build.err"
-  awk -v n="$N" -v r="$run" '$1 == n && $3 != "kept" {
-      printf "run %d %-8s %9.1f s  %6.2f M positions/s  peak anon %s %s (%s B/pos)\n", r, "two-bit", $3, $4 / 1e6, $8, $9, $10
-      print "two-bit", $3 > "/dev/stderr"
-    }' "$BASE/build.txt" 2>> "$RESULTS"
+  "$BIN" build --db "$DIR" --max-stones "$N" --mode two-bit --memory "$BUDGET" --json > "$BASE/build.txt" 2> "$BASE/build.err"
+  level_fields "$BASE/build.txt" "$N" seconds:.2f positions_per_second:.0f peak_anon_bytes:human peak_anon_bytes_per_position:.2f |
+    awk -F '\t' -v r="$run" '{
+      printf "run %d %-8s %9.1f s  %6.2f M positions/s  peak anon %s (%s B/pos)\n", r, "two-bit", $1, $2 / 1e6, $3, $4
+      print "two-bit", $1 > "/dev/stderr"
+    }' 2>> "$RESULTS"
   "$BIN" depth --db "$DIR" --stones "$N" --memory "$BUDGET" --depth-form plain > "$BASE/depth.txt" 2> "$BASE/depth.err"
   line=$(grep "^level *$N:" "$BASE/depth.txt")
   secs=$(echo "$line" | sed -n 's/.* positions in \([0-9.]*\) s.*/\1/p')

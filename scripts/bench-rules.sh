@@ -42,8 +42,8 @@ for n in $(seq "$FROM" "$TO"); do
   for k in $(seq 1 "$RUNS"); do
     for r in "$A" "$B"; do
       rm -f "$WORK/$r/$(printf 'level-%02d.values' "$n")"
-      row=$("$BIN" build --db "$WORK/$r" --max-stones "$n" --rules "$r" "${THREAD_FLAG[@]}" 2>/dev/null |
-        awk -v n="$n" '$1 == n && $3 != "kept" { print $3, $4, $10 }')
+      row=$("$BIN" build --db "$WORK/$r" --max-stones "$n" --rules "$r" "${THREAD_FLAG[@]}" --json 2>/dev/null |
+        level_fields - "$n" seconds:.2f positions_per_second:.0f peak_anon_bytes_per_position:.2f)
       read -r secs rate anon <<<"$row"
       printf '%-11s %5s %4s %9s %12s %9s\n' "$r" "$n" "$k" "$secs" "$rate" "$anon"
       rates[$r.$n]="${rates[$r.$n]:-} $rate"

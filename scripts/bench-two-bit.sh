@@ -39,15 +39,17 @@ for run in $(seq 1 "$RUNS"); do
     prepare "$side"
     args=(build --db "$BASE/$side" --max-stones "$N" --mode "$side")
     [ "$side" = two-bit ] && args+=(--memory "$BUDGET")
-    "$BIN" "${args[@]}" > "$BASE/$side.txt" 2> "$BASE/$side.err"
-    row=$(awk -v n="$N" '$1 == n && $3 != "kept"' "$BASE/$side.txt")
-    echo "$row" | awk -v r="$run" -v side="$side" '{
-      # level positions seconds pos/s RSS(2) B/pos anon(2) B/pos exits-s read(2) /lower r/pos w/pos ...
-      printf "run %d %-10s %9.1f s  %6.2f M positions/s  peak anon %s %s (%s B/pos)  I/O read %s B/pos, written %s B/pos\n",
-        r, side, $3, $4 / 1e6, $8, $9, $10, $15, $16
-      print side, $3 > "/dev/stderr"
-    }' 2>> "$RESULTS"
-    grep "resumed" "$BASE/$side.txt" || true
+    "$BIN" "${args[@]}" --json > "$BASE/$side.txt" 2> "$BASE/$side.err"
+    level_fields "$BASE/$side.txt" "$N" seconds:.2f positions_per_second:.0f peak_anon_bytes:human \
+      peak_anon_bytes_per_position:.2f read_bytes_per_position:.2f written_bytes_per_position:.2f resumed_at resumes |
+      awk -F '\t' -v r="$run" -v side="$side" -v n="$N" '{
+        printf "run %d %-10s %9.1f s  %6.2f M positions/s  peak anon %s (%s B/pos)  I/O read %s B/pos, written %s B/pos\n",
+          r, side, $1, $2 / 1e6, $3, $4, $5, $6
+        print side, $1 > "/dev/stderr"
+        if ($7 != "–")
+          printf "level %d: resumed at %s (%d resume%s in all; the times above count each run up to its last checkpoint)\n",
+            n, $7, $8, ($8 == 1 ? "" : "s")
+      }' 2>> "$RESULTS"
   done
   if cmp -s "$BASE/low-memory/$(printf 'level-%02d.values' "$N")" "$BASE/two-bit/$(printf 'level-%02d.values' "$N")"; then
     echo "run $run: tables identical"

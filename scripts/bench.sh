@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build benchmark: builds levels 0..N into a fresh directory with every core, then levels
 # 0..M with one thread, and prints per level: positions, seconds, positions/s, peak RSS and
-# peak RSS per position (from the builder's own summary), the overall rate, and the speed-up.
+# peak RSS per position (from the builder's own summary, `build --json`: a JSON object a level),
+# the overall rate, and the speed-up.
 #
 # Usage: scripts/bench.sh [N=24] [M=N] [RULES=awari]
 #   BENCH_DIR=/path  where to build (default: a fresh temporary directory, removed afterwards)
@@ -52,15 +53,15 @@ fi
 if [ -n "${DROP_CACHES:-}" ]; then
   sync; echo 3 > /proc/sys/vm/drop_caches || echo "(could not drop the page cache)"
 fi
-/usr/bin/time -f "process peak RSS %M KiB, wall %e s, major faults %F, read from storage %I x 512 B" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" "${EXTRA[@]}" | tee "$BASE/all.txt"
+/usr/bin/time -f "process peak RSS %M KiB, wall %e s, major faults %F, read from storage %I x 512 B" "$BIN" build --db "$BASE/all" --max-stones "$N" --rules "$RULES" "${EXTRA[@]}" --json | tee "$BASE/all.txt"
 squeeze_stop
-T_ALL=$(awk -v m="$M" '$1 ~ /^[0-9]+$/ && $1 <= m && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/all.txt")
+T_ALL=$(built_totals "$BASE/all.txt" 0 "$M" | cut -d' ' -f2)
 
 [ "$M" -gt 0 ] || exit 0
 echo "== levels 0..$M, $RULES rules, 1 thread"
 rm -rf "$BASE/one"
-"$BIN" build --db "$BASE/one" --max-stones "$M" --rules "$RULES" --threads 1 | tee "$BASE/one.txt"
-T_ONE=$(awk '$1 ~ /^[0-9]+$/ && $3 != "kept" {s += $3} END {printf "%.3f", s}' "$BASE/one.txt")
+"$BIN" build --db "$BASE/one" --max-stones "$M" --rules "$RULES" --threads 1 --json | tee "$BASE/one.txt"
+T_ONE=$(built_totals "$BASE/one.txt" | cut -d' ' -f2)
 
 for n in $(seq 0 "$M"); do
   [ "$n" = 47 ] && continue

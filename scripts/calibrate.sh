@@ -16,7 +16,7 @@
 #     table is compared with the in-memory one (cmp);
 #   - the depth pass (`depth`, compressed depth table as `build --depth` writes it above 20
 #     seeds) and `verify --prove` (the depth pass with the proof) of the same level.
-# Speeds and bytes per position come from the commands' own summary lines (the build summary's
+# Speeds and bytes per position come from the commands' own summary lines (`build --json`'s
 # positions/s, peak anonymous memory per position, and bytes read and written per position);
 # rates are divided by the threads used. The disk: dd writes a file of DD_GIB GiB and reads it
 # back, both with direct I/O (oflag=direct, iflag=direct: no page cache); where the file
@@ -103,10 +103,10 @@ for mode in memory low-memory two-bit; do
   echo "== level $L, $mode ($(elapsed))"
   dir=$BASE/$mode
   [ "$mode" = memory ] || link_levels "$BASE/memory" "$dir" "$((L - 1))"
-  args=(build --db "$dir" --max-stones "$L" --threads "$T" --mode "$mode")
+  args=(build --db "$dir" --max-stones "$L" --threads "$T" --mode "$mode" --json)
   [ "$mode" = memory ] || args+=(--memory "${MEM[$mode]}")
   run "$mode" "$BIN" "${args[@]}"
-  awk -v n="$L" '$1 == n' "$BASE/$mode.txt"
+  level_line "$BASE/$mode.txt" "$L"
   read -r secs rate anon r w _ <<< "$(summary_row "$BASE/$mode.txt" "$L")"
   echo "$mode $secs $rate $anon $(awk -v r="$r" -v w="$w" 'BEGIN {print r + w}') ${PASSES[$mode]:-1}" >> "$RESULTS"
   if [ "$mode" != memory ]; then

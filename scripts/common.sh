@@ -134,10 +134,64 @@ big_plan() {
     }
     END { for (m in last) print m, last[m] }' | sort -k3,3n
 }
-# summary_row FILE N: level N's row of a build summary, as "SECONDS POS_PER_S ANON_B_PER_POS
-# READ_PER_POS WRITTEN_PER_POS MODE" (fields counted from the end where sizes may be "–").
+# The build summary of `awari-solver build --json`: a JSON object a line, one a level, with its
+# keys in a fixed order, "seeds" first (docs/cli.md).
+# level_fields FILE N KEY[:FORMAT]...: level N's figures in FILE (- for stdin), where this run
+# built it (its "seconds" not null): tab-separated, "–" for null; FORMAT is a Python format
+# spec (.2f) or `human` (bytes as the summary table prints them: 47.7 MiB). Nothing when FILE
+# has no such line.
+level_fields() {
+  python3 -c '
+import json, sys
+sys.stdout.reconfigure(encoding="utf-8")
+def human(b):
+    for shift, digits, unit in ((40, 1, "TiB"), (30, 2, "GiB"), (20, 1, "MiB"), (10, 1, "KiB")):
+        if b >= 1 << shift:
+            return f"{b / (1 << shift):.{digits}f} {unit}"
+    return f"{b} B"
+path, n, keys = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+for line in sys.stdin if path == "-" else open(path):
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    if r["seeds"] != n or r["seconds"] is None:
+        continue
+    cells = []
+    for key in keys:
+        key, _, how = key.partition(":")
+        v = r[key]
+        cells.append("–" if v is None else human(v) if how == "human" else format(v, how))
+    print("\t".join(cells))
+' "$@"
+}
+# level_line FILE N: level N's JSON line in FILE (nothing, and success, if there is none).
+level_line() {
+  grep "^{\"seeds\":$2," "$1" || true
+}
+# built_totals FILE [FROM [TO]]: "POSITIONS SECONDS" of levels FROM..TO that the run of FILE
+# built (its "seconds" not null), each level's seconds to 0.01 s as the summary table gives
+# them; the sum to 0.001 s.
+built_totals() {
+  python3 -c '
+import json, sys
+path, lo, hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+p, s = 0, 0.0
+for line in open(path):
+    if line.startswith("{"):
+        r = json.loads(line)
+        if lo <= r["seeds"] <= hi and r["seconds"] is not None:
+            sec = r["seconds"]
+            p += r["positions"]
+            s += float(f"{sec:.2f}")
+print(f"{p} {s:.3f}")
+' "$1" "${2:-0}" "${3:-48}"
+}
+# summary_row FILE N: level N's figures in FILE, the output of `build --json`, if this run
+# built it, as "SECONDS POS_PER_S ANON_B_PER_POS READ_PER_POS WRITTEN_PER_POS MODE" (as the
+# summary table prints them; "–" where unknown).
 summary_row() {
-  awk -v n="$2" '$1 == n && $3 != "kept" {print $3, $4, $10, $(NF - 6), $(NF - 5), $NF}' "$1"
+  level_fields "$1" "$2" seconds:.2f positions_per_second:.0f peak_anon_bytes_per_position:.2f \
+    read_bytes_per_position:.2f written_bytes_per_position:.2f mode | tr '\t' ' '
 }
 # link_levels FROM TO K: levels 0..K of FROM into TO (hard links, else copies).
 link_levels() {

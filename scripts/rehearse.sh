@@ -12,7 +12,7 @@
 # builds level FIRST once more and is killed (SIGKILL) partway, KILL_AT of its first run's time
 # in; the build is run again (a two-bit level resumes at its checkpoint, the others start the
 # level afresh) and its table compared again. Per algorithm the script prints the positions/s
-# and the bytes read and written per position measured (the build summary's) beside what
+# and the bytes read and written per position measured (`build --json`'s) beside what
 # `plan` assumes for the same level, memory and threads (with CALIBRATION, a file of
 # scripts/calibrate.sh; else plan's defaults, measured on the 16-core machine), and whether
 # they agree within 20 %. Exits non-zero if any table differs or a resumed build fails; a
@@ -140,7 +140,7 @@ for mode in "${MODES[@]}"; do
   read -r passes level positions <<< "${TARGET[$mode]:-1 - -}"
   for n in "${LEVELS[@]}"; do
     echo "== $mode, level $n ($(elapsed))"
-    args=(build --db "$dir" --max-stones "$n" --threads "$T" --mode "$mode")
+    args=(build --db "$dir" --max-stones "$n" --threads "$T" --mode "$mode" --json)
     mem=
     if [ "$mode" != memory ]; then
       read -r mem got gotp <<< "$(squeeze_memory "$BIN" "$n" "$T" "$mode" "$passes")"
@@ -151,7 +151,7 @@ for mode in "${MODES[@]}"; do
     else
       run "$mode-$n" in_cap "$mem" "$dir" "$BIN" "${args[@]}"
     fi
-    awk -v n="$n" '$1 == n' "$BASE/$mode-$n.txt"
+    level_line "$BASE/$mode-$n.txt" "$n"
     read -r secs rate anon r w _ <<< "$(summary_row "$BASE/$mode-$n.txt" "$n")"
     [ "$n" = "$FIRST" ] && FIRST_SECS[$mode]=$secs
     # What the plan assumes for this level, memory and threads.
@@ -199,11 +199,11 @@ for mode in "${MODES[@]}"; do
     echo "(the build ended before the kill: not a resume test; raise the level or lower KILL_AT)"
   fi
   if [ "$mode" = memory ]; then
-    run "resume-$mode" "$BIN" "${args[@]}"
+    run "resume-$mode" "$BIN" "${args[@]}" --json
   else
-    run "resume-$mode" in_cap "$mem" "$dir" "$BIN" "${args[@]}"
+    run "resume-$mode" in_cap "$mem" "$dir" "$BIN" "${args[@]}" --json
   fi
-  awk -v n="$n" '$1 == n || /resumed/' "$BASE/resume-$mode.txt"
+  level_line "$BASE/resume-$mode.txt" "$n"
   if cmp "$(table "$BASE/memory" "$n")" "$(table "$dir" "$n")"; then
     echo "level $n: $mode, resumed: identical to the in-memory table"
   else

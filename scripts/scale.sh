@@ -73,7 +73,7 @@ fi
 if in_budget "two-bit, one exit pass"; then
   dir=$BASE/two-bit-1
   link_levels "$BASE/db" "$dir" "$((L - 1))"
-  if run two-bit-1 "$BIN" build --db "$dir" --max-stones "$L" --threads "$T" --mode two-bit; then
+  if run two-bit-1 "$BIN" build --db "$dir" --max-stones "$L" --threads "$T" --mode two-bit --json; then
     read -r secs rate _ <<< "$(summary_row "$OUT/two-bit-1.txt" "$L")"
     squeezed=$(awk '/^two-bit/ {print $2}' "$OUT/calibrate.txt" | tail -n 1)
     passes=$(sed -n 's/.*"two_bit": \([0-9]*\)}.*/\1/p' "$OUT/calibration.json" 2> /dev/null | head -n 1)
@@ -91,7 +91,7 @@ for n in $(seq "${SETTLE_FROM:-25}" "$L"); do
     dir=$BASE/settle-$n
     rm -rf "$dir"
     link_levels "$BASE/db" "$dir" "$((n - 1))"
-    if run "settle-$n-$settle" env AWARI_SETTLE=$settle "$BIN" build --db "$dir" --max-stones "$n" --threads "$T" --mode memory; then
+    if run "settle-$n-$settle" env AWARI_SETTLE=$settle "$BIN" build --db "$dir" --max-stones "$n" --threads "$T" --mode memory --json; then
       read -r secs rate _ <<< "$(summary_row "$OUT/settle-$n-$settle.txt" "$n")"
       same=
       if [ -f "$(table "$BASE/db" "$n")" ]; then

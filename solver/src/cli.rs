@@ -155,6 +155,13 @@ pub enum Command {
         /// compressed too. The levels above read the compressed ones.
         #[arg(long)]
         compress: bool,
+        /// Print the summary as JSON instead of the table: one object a line on stdout, a
+        /// level each, as the level finishes; every figure of the table's row under a
+        /// snake_case key (seeds, positions, status kept/built/resumed, seconds, peak memory,
+        /// I/O, wins/draws/losses, ...), null where unknown (docs/cli.md lists them). The
+        /// total and the starts' values go to stderr with the progress.
+        #[arg(long)]
+        json: bool,
     },
     /// Compress a database directory, ours or raw VU `scores.N` files, into another: each
     /// level to level-NN.cvalues, checked by decoding it back before it is renamed into

@@ -29,6 +29,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             distributed,
             granule_shift,
             compress,
+            json,
         } => {
             set_threads(threads)?;
             if compress && distributed {
@@ -44,8 +45,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 depth,
                 mode: mode.into(),
             };
+            let summary = if json {
+                report::Summary::Json
+            } else {
+                report::Summary::Table
+            };
             if distributed {
-                return build_distributed_cli(&opts, granule_shift);
+                return build_distributed_cli(&opts, granule_shift, summary);
             }
             let bars = Bars::logging(log_every);
             eprintln!(
@@ -53,7 +59,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 db.display(),
                 rayon::current_num_threads()
             );
-            report::print_header();
+            summary.header();
             let start = std::time::Instant::now();
             // The plan of what is left, at this run's pace (see `plan::time_left`).
             let mut machine = plan::Machine::defaults(
@@ -73,13 +79,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 {
                     eprintln!("{line}");
                 }
-                report::print_row(r);
-                if let Some(c) = &r.compressed {
-                    report::print_compressed(c);
-                }
+                summary.level(r);
             })?;
-            report::print_build_total(&reports, start.elapsed().as_secs_f64(), None);
-            report::print_starts(&levels, max_stones)?;
+            summary.footer(&report::build_total(
+                &reports,
+                start.elapsed().as_secs_f64(),
+                None,
+            ));
+            for line in report::starts(&levels, max_stones)? {
+                summary.footer(&line);
+            }
             Ok(())
         }
         Command::Compare {
@@ -278,16 +287,21 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
 
 /// `build --distributed`: the build over the ranks of an MPI job; rank 0 reports.
 #[cfg(feature = "mpi")]
-fn build_distributed_cli(opts: &BuildOptions, shift: u32) -> anyhow::Result<()> {
+fn build_distributed_cli(
+    opts: &BuildOptions,
+    shift: u32,
+    summary: report::Summary,
+) -> anyhow::Result<()> {
     use awari_solver::comm::{Comm, MpiComm};
     let comm = MpiComm::init().context("cannot initialise MPI")?;
     let (me, ranks) = (comm.rank(), comm.size());
-    report::build_distributed(&comm, opts, shift).with_context(|| format!("rank {me} of {ranks}"))
+    report::build_distributed(&comm, opts, shift, summary)
+        .with_context(|| format!("rank {me} of {ranks}"))
 }
 
 /// `build --distributed` without MPI support compiled in.
 #[cfg(not(feature = "mpi"))]
-fn build_distributed_cli(_: &BuildOptions, _: u32) -> anyhow::Result<()> {
+fn build_distributed_cli(_: &BuildOptions, _: u32, _: report::Summary) -> anyhow::Result<()> {
     anyhow::bail!(
         "this awari-solver was built without MPI; rebuild it with `cargo build --release \
          --features mpi` (MPI and libclang installed) and run it under mpirun or srun"

@@ -3,6 +3,7 @@
 use awari_db::{level_exists, level_size};
 
 use super::plan::duration;
+use crate::level::Mode;
 use crate::lowmem;
 use crate::sys::human;
 
@@ -70,13 +71,16 @@ pub fn render_distributed(max: u32, c: &Cluster) -> String {
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
         let slice = p.div_ceil(c.ranks as u64);
-        let in_memory = 2 * slice + slice.min(4 << 20);
-        let low = lowmem::slice_memory(slice, c.threads);
-        let (ram, low_mode, fits) = if in_memory <= c.memory_per_rank {
-            (in_memory, false, true)
-        } else {
-            (low, true, low <= c.memory_per_rank)
-        };
+        // The distributed build's choice ([`crate::cost::choose`]) on a slice of this size.
+        let choice = crate::cost::choose(
+            Mode::Auto,
+            crate::distributed::slice_needs(slice, c.threads),
+            Some(c.memory_per_rank),
+            || false,
+        )
+        .expect("auto is always offered");
+        let (ram, fits) = (choice.needed, choice.fits);
+        let low_mode = choice.mode == Mode::LowMemory;
         let (passes, work) = if low_mode {
             let bucket = lowmem::slice_bucket(slice, c.threads, Some(c.memory_per_rank));
             (slice.div_ceil(bucket), slice * (2 * u64::from(n) + 2))

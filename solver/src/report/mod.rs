@@ -1,10 +1,14 @@
 //! What the command line prints, for every phase: the progress bars ([`Bars`]), the build
-//! summary table and the values of the starts, the lines of `compare`, `compress`, `stats`
-//! and `verify`, the distributed build's report, and [`plan`], what a build will take. The
-//! binaries call these; the phases report through [`Progress`].
+//! summary (the table, or a JSON object a level: [`Summary`]) and the values of the starts,
+//! the lines of `compare`, `compress`, `stats` and `verify`, the distributed build's report,
+//! and [`plan`], what a build will take. The binaries call these; the phases report through
+//! [`Progress`].
 
 mod cluster;
+mod json;
 pub mod plan;
+
+pub use json::level_json;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -379,17 +383,59 @@ pub fn print_compress_total(reports: &[CompressReport], seconds: f64) {
     );
 }
 
+/// How `build` prints its summary on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Summary {
+    /// The table: a header, a row a level (and its compression's line), then the total and
+    /// the starts' values.
+    Table,
+    /// `--json`: a JSON object a line, one a level ([`level_json`]), and nothing else; the
+    /// total and the starts' values go to stderr.
+    Json,
+}
+
+impl Summary {
+    /// The table's header; nothing in JSON.
+    pub fn header(self) {
+        if self == Summary::Table {
+            print_header();
+        }
+    }
+
+    /// The line of a level, as it finishes.
+    pub fn level(self, r: &LevelReport) {
+        match self {
+            Summary::Table => {
+                print_row(r);
+                if let Some(c) = &r.compressed {
+                    print_compressed(c);
+                }
+            }
+            Summary::Json => println!("{}", level_json(r)),
+        }
+    }
+
+    /// A line after the levels (the total, the starts' values): on stdout under the table, on
+    /// stderr beside JSON, which keeps stdout a level a line.
+    pub fn footer(self, line: &str) {
+        match self {
+            Summary::Table => println!("{line}"),
+            Summary::Json => eprintln!("{line}"),
+        }
+    }
+}
+
 /// The build summary's last line.
-pub fn print_build_total(reports: &[LevelReport], seconds: f64, ranks: Option<usize>) {
+pub fn build_total(reports: &[LevelReport], seconds: f64, ranks: Option<usize>) -> String {
     let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
     let positions: u64 = built.iter().map(|r| r.positions).sum();
-    println!(
+    format!(
         "total: {} levels built, {positions} positions in {seconds:.2} s ({:.0} positions/s){}; {} levels kept",
         built.len(),
         positions as f64 / seconds.max(1e-9),
         ranks.map_or(String::new(), |r| format!(" on {r} ranks")),
         reports.len() - built.len()
-    );
+    )
 }
 
 /// `compare`'s line (and differing entries) of one level; the entries it compared.
@@ -665,24 +711,30 @@ fn si(x: f64) -> String {
     }
 }
 
-/// The values of the starts with 1, 2, … seeds in every pit that levels 0..`max_stones` hold.
-pub fn print_starts(levels: &Levels, max_stones: u32) -> Result<(), DbError> {
+/// The lines of the values of the starts with 1, 2, … seeds in every pit that levels
+/// 0..`max_stones` hold.
+pub fn starts(levels: &Levels, max_stones: u32) -> Result<Vec<String>, DbError> {
+    let mut lines = Vec::new();
     for k in 1..=4u32 {
         if 12 * k > max_stones {
             break;
         }
         let b = Board::uniform(k as u8);
         let v = levels.value(&b)?;
-        println!("start with {k} per pit ({b}): {}", describe_start(k, v));
+        lines.push(format!(
+            "start with {k} per pit ({b}): {}",
+            describe_start(k, v)
+        ));
     }
-    Ok(())
+    Ok(lines)
 }
 
-/// `build --distributed` over the ranks of `comm`; rank 0 reports.
+/// `build --distributed` over the ranks of `comm`; rank 0 reports, as `summary` says.
 pub fn build_distributed(
     comm: &dyn crate::comm::Comm,
     opts: &BuildOptions,
     shift: u32,
+    summary: Summary,
 ) -> Result<(), BuildError> {
     let (me, ranks) = (comm.rank(), comm.size());
     let bars = Bars::new();
@@ -695,7 +747,7 @@ pub fn build_distributed(
             opts.rules,
             rayon::current_num_threads()
         );
-        print_header();
+        summary.header();
     }
     let start = std::time::Instant::now();
     let mut sent = 0u64;
@@ -712,23 +764,27 @@ pub fn build_distributed(
                 if let Some(b) = bars.current() {
                     b.finish_and_clear();
                 }
-                print_row(r);
+                summary.level(r);
             }
         })?;
     let totals = comm.sum(&[sent, messages]);
     if me == 0 {
-        print_build_total(&reports, start.elapsed().as_secs_f64(), Some(ranks));
+        summary.footer(&build_total(
+            &reports,
+            start.elapsed().as_secs_f64(),
+            Some(ranks),
+        ));
         let built: Vec<&LevelReport> = reports.iter().filter(|r| r.seconds.is_some()).collect();
         let positions: u64 = built.iter().map(|r| r.positions).sum();
         // A level of n seeds settles in n steps.
         let steps: u64 = built.iter().map(|r| u64::from(r.seeds)).sum();
-        println!(
+        summary.footer(&format!(
             "traffic: {} bytes sent between ranks ({:.2} per position built); {} messages, {:.1} per rank per settling step; {rounds} settling rounds",
             8 * totals[0],
             8.0 * totals[0] as f64 / positions.max(1) as f64,
             totals[1],
             totals[1] as f64 / (ranks as u64 * steps.max(1)) as f64
-        );
+        ));
     }
     Ok(())
 }
