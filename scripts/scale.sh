@@ -6,16 +6,13 @@
 #      out-of-core ones squeezed to the big plan's exit passes), the depth pass, `verify
 #      --prove`, the disk; it writes OUT/calibration.json, which `plan --calibration` reads;
 #   3. level LEVEL in two-bit mode again with one exit pass (no --memory): with step 2's
-#      squeezed build, the time an exit pass adds on this machine (plan's TWO_BIT_PASS_COST);
-#   4. settling depth first against in rounds (`AWARI_SETTLE`), levels 25..LEVEL in memory, one
-#      run each (the tables compared with step 2's where it built them).
+#      squeezed build, the time an exit pass adds on this machine (plan's TWO_BIT_PASS_COST).
 # A step is not started once BUDGET seconds have passed since the start (what ran is kept); each
 # step's output is in OUT (NAME.txt, NAME.err), and OUT/summary.txt has one line a measurement.
 # The database is built in WORK (default: a temporary directory, removed afterwards), not OUT.
 #
 # Usage: SOLVER=path/to/awari-solver scripts/scale.sh OUT
-#   LEVEL=26      the level measured (25 or more for step 4)
-#   SETTLE_FROM=25 the first level of step 4 (the builder settles in rounds from 25 on 2 threads)
+#   LEVEL=26      the level measured
 #   THREADS=nproc threads for every command
 #   BUDGET=420    seconds after which no step starts
 #   WORK=/path    where the levels are built (on the disk to measure)
@@ -84,22 +81,4 @@ if in_budget "two-bit, one exit pass"; then
   rm -rf "$dir"
 fi
 
-# 4. Settling depth first against in rounds.
-for n in $(seq "${SETTLE_FROM:-25}" "$L"); do
-  for settle in depth-first rounds; do
-    in_budget "level $n settling $settle" || continue
-    dir=$BASE/settle-$n
-    rm -rf "$dir"
-    link_levels "$BASE/db" "$dir" "$((n - 1))"
-    if run "settle-$n-$settle" env AWARI_SETTLE=$settle "$BIN" build --db "$dir" --max-stones "$n" --threads "$T" --mode memory --json; then
-      read -r secs rate _ <<< "$(summary_row "$OUT/settle-$n-$settle.txt" "$n")"
-      same=
-      if [ -f "$(table "$BASE/db" "$n")" ]; then
-        cmp -s "$(table "$BASE/db" "$n")" "$(table "$dir" "$n")" && same=", the same table" || same=", a DIFFERENT table"
-      fi
-      note "level $n in memory, settling $settle: $secs s, $rate positions/s$same"
-    fi
-  done
-done
-rm -rf "$BASE/settle-"*
 note "done ($(elapsed) s)"

@@ -15,7 +15,7 @@
 //! compress        the compressed forms, written from a level
 //! streamed        the streamed check's steps (verify's, and the class pass's value check)
 //! level/          phase 2, one file per algorithm: memory, lowmem (0.67 B/pos), twobit
-//!                 (0.33 B/pos, resumable), rounds; the algorithm's name (Mode)
+//!                 (0.33 B/pos, resumable); the algorithm's name (Mode)
 //! exits           phase 1: the lower levels streamed in order and un-captured
 //! settle, state, checkpoint, seed_records, grain, progress, sys: the pieces underneath
 //! ```

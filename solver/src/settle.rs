@@ -106,12 +106,6 @@ pub(crate) trait Settle: Sync {
     /// Apply to `q` the news that a child was settled at step `i` (`child_won`: the child is a
     /// win by i for its mover). Returns whether this settled `q`.
     fn update(&self, q: u64, i: i8, child_won: bool) -> bool;
-    /// [`Settle::update`] where no other thread touches `q`'s state meanwhile (a round's
-    /// apply phase, see [`crate::level::rounds`]), which may save the atomic exchange.
-    #[inline]
-    fn update_owned(&self, q: u64, i: i8, child_won: bool) -> bool {
-        self.update(q, i, child_won)
-    }
 }
 
 /// Settled positions whose predecessors are updated together (see [`expand`]).
@@ -398,16 +392,6 @@ pub(crate) fn next_word(w: u16, i: i8, child_won: bool) -> Option<(u16, bool)> {
     })
 }
 
-/// [`raise_exit`] for a word no other thread touches meanwhile: a load and, when the exit
-/// rises, a store.
-#[inline]
-pub(crate) fn raise_exit_owned(word: &AtomicU16, exit: i8) {
-    let w = word.load(Relaxed);
-    if exit_of(w) < exit {
-        word.store((w & 0xff00) | u16::from(exit as u8), Relaxed);
-    }
-}
-
 /// Raise the exit value held in an unsettled word to at least `exit` (during phase 1 nothing
 /// else changes the word, so only a concurrent raise can make the exchange fail).
 #[inline]
@@ -544,9 +528,6 @@ mod tests {
                 let shared = AtomicU16::new(w);
                 raise_exit(&shared, x);
                 assert_eq!(shared.into_inner(), want, "exit {e} raised to {x}");
-                let owned = AtomicU16::new(w);
-                raise_exit_owned(&owned, x);
-                assert_eq!(owned.into_inner(), want, "exit {e} raised to {x}");
             }
         }
     }

@@ -30,10 +30,6 @@
 //!    are settled is the attractor of the step, a set fixed by the game.
 //! 3. What is never settled lies on endless cycles and is worth 0.
 //!
-//! Levels above `ROUNDS_ABOVE` positions built on at most `ROUNDS_UP_TO_THREADS` threads
-//! propagate in rounds instead of depth first (see `level/rounds.rs`): the same
-//! positions are settled, at the same values, with the state's cache misses grouped by region.
-//!
 //! With depth tables, step 2 runs in breadth-first waves instead (the seeds, then what they
 //! settle, and so on) and each position's wave is recorded as its depth (see [`crate::depth`]).
 //!
@@ -42,15 +38,13 @@
 //! in the page cache.
 //!
 //! Setting the environment variable `AWARI_TIMINGS` prints each level's forward-pass, stream
-//! and settling times on stderr (for profiling); `AWARI_SETTLE=rounds` or `depth-first`
-//! overrides the choice of propagation (for measurements; the tables are the same).
+//! and settling times on stderr (for profiling).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use awari_db::{Board, Level, Levels, QuietMoves, Rules};
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
-use crate::level::rounds::Rounds;
 pub use crate::progress::{Progress, Silent};
 #[allow(clippy::wildcard_imports)]
 use crate::settle::*;
@@ -82,22 +76,12 @@ pub enum SolveError {
 /// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the depth
 /// words and an allowance for the breadth-first frontier when depths are kept, the seeds of a
 /// settling step held at once (at most an eighth of a byte per position, see
-/// `LevelBuilder::settle_step`), the buffers of rounds for large levels, and the write buffer.
+/// `LevelBuilder::settle_step`), and the write buffer.
 pub fn memory_needed(n: u32, keep_depth: bool) -> u64 {
     let size = awari_db::level_size(n);
     let per_position = if keep_depth { 2 + 2 + 4 } else { 2 };
-    let rounds = if !keep_depth && size > ROUNDS_ABOVE {
-        ROUNDS_MEMORY
-    } else {
-        0
-    };
-    per_position * size + size / 8 + size.min(WRITE_BLOCK as u64) + rounds
+    per_position * size + size / 8 + size.min(WRITE_BLOCK as u64)
 }
-
-/// Bytes the rounds of a level settled in rounds use besides the state (see
-/// [`crate::level::rounds`]): a round's update lists and the boards it settles, about 15 MiB each,
-/// and the stack of boards waiting for a round.
-const ROUNDS_MEMORY: u64 = 64 << 20;
 
 const WRITE_BLOCK: usize = 16 << 20;
 
@@ -108,8 +92,6 @@ pub struct LevelBuilder<'a> {
     stream: CaptureStream<'a>,
     state: StateArray,
     depth: Option<Vec<AtomicU16>>,
-    /// Settling in rounds (large levels, see [`crate::level::rounds`]) rather than depth first.
-    rounds: Option<Rounds>,
 }
 
 impl<'a> LevelBuilder<'a> {
@@ -131,15 +113,12 @@ impl<'a> LevelBuilder<'a> {
             d.resize_with(level.size() as usize, || AtomicU16::new(0));
             d
         });
-        let rounds = settle_in_rounds(level.size(), rayon::current_num_threads())
-            .then(|| Rounds::new(level.size()));
         Ok(LevelBuilder {
             level,
             rules,
             stream,
             state,
             depth,
-            rounds,
         })
     }
 
@@ -194,11 +173,7 @@ impl<'a> LevelBuilder<'a> {
             progress.advance(words.len() as u64);
         });
         let forward_seconds = meter.seconds();
-        if let Some(rounds) = &self.rounds {
-            rounds.stream_exits(stream, &self.state, progress)?;
-        } else {
-            self.stream_exits(stream, progress)?;
-        }
+        self.stream_exits(stream, progress)?;
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
                 "level {}: forward pass {forward_seconds:.2} s, stream {:.2} s",
@@ -270,66 +245,17 @@ impl<'a> LevelBuilder<'a> {
                 seeds.extend(window);
                 end = stop;
             }
-            if let Some(mut rounds) = self.rounds.take() {
-                self.propagate_in_rounds(&mut rounds, i, first, &seeds, progress);
-                self.rounds = Some(rounds);
-            } else {
-                seeds.par_iter().enumerate().for_each(|(c, seeds)| {
-                    if seeds.is_empty() {
-                        return;
-                    }
-                    let start = (first + c * CHUNK) as u64;
-                    let mut stack = seed_boards(&self.level, start, seeds.iter().map(seed_entry));
-                    let count = stack.len() as u64
-                        + propagate(&*self, &self.level, self.rules, i, &mut stack);
-                    progress.advance(count);
-                });
-            }
-            first = end;
-        }
-    }
-
-    /// Propagate at step `i` the seeds `seeds` (per chunk, the first chunk starting at index
-    /// `first`) in rounds (see [`crate::level::rounds`]): each round takes up to [`Rounds::size`]
-    /// boards from a stack, last in first out, which the seeds refill, a few chunks at a
-    /// time, when it runs low.
-    fn propagate_in_rounds(
-        &self,
-        rounds: &mut Rounds,
-        i: i8,
-        first: usize,
-        seeds: &[Vec<u16>],
-        progress: &dyn Progress,
-    ) {
-        let mut stack: Vec<(Board, bool)> = Vec::new();
-        let mut batch: Vec<(Board, bool)> = Vec::new();
-        let mut next = 0;
-        loop {
-            if stack.len() < rounds.size() && next < seeds.len() {
-                let (mut end, mut more) = (next, 0);
-                while end < seeds.len() && stack.len() + more < rounds.size() {
-                    more += seeds[end].len();
-                    end += 1;
+            seeds.par_iter().enumerate().for_each(|(c, seeds)| {
+                if seeds.is_empty() {
+                    return;
                 }
-                let boards: Vec<Vec<(Board, bool)>> = (next..end)
-                    .into_par_iter()
-                    .map(|c| {
-                        let start = (first + c * CHUNK) as u64;
-                        seed_boards(&self.level, start, seeds[c].iter().map(seed_entry))
-                    })
-                    .collect();
-                stack.extend(boards.into_iter().flatten());
-                progress.advance(more as u64);
-                next = end;
-            }
-            if stack.is_empty() {
-                return;
-            }
-            batch.clear();
-            batch.extend(stack.drain(stack.len().saturating_sub(rounds.size())..));
-            let before = stack.len();
-            rounds.run(self, &self.level, self.rules, i, &batch, &mut stack);
-            progress.advance((stack.len() - before) as u64);
+                let start = (first + c * CHUNK) as u64;
+                let mut stack = seed_boards(&self.level, start, seeds.iter().map(seed_entry));
+                let count =
+                    stack.len() as u64 + propagate(&*self, &self.level, self.rules, i, &mut stack);
+                progress.advance(count);
+            });
+            first = end;
         }
     }
 
@@ -480,117 +406,5 @@ impl Settle for LevelBuilder<'_> {
     #[inline]
     fn update(&self, q: u64, i: i8, child_won: bool) -> bool {
         self.update_predecessor(q, i, child_won)
-    }
-
-    #[inline]
-    fn update_owned(&self, q: u64, i: i8, child_won: bool) -> bool {
-        let word = &self.state.words()[q as usize];
-        match next_word(word.load(Relaxed), i, child_won) {
-            Some((new, settled)) => {
-                word.store(new, Relaxed);
-                settled
-            }
-            None => false,
-        }
-    }
-}
-
-/// Whether a level of `size` positions settles in rounds (see [`crate::level::rounds`]) on
-/// `threads` threads: above [`ROUNDS_ABOVE`] positions and with at most
-/// [`ROUNDS_UP_TO_THREADS`] threads, unless the environment variable `AWARI_SETTLE` says
-/// `rounds` or `depth-first` (for A/B measurements on any machine; the tables are the same).
-fn settle_in_rounds(size: u64, threads: usize) -> bool {
-    match std::env::var("AWARI_SETTLE").as_deref() {
-        Ok("rounds") => true,
-        Ok("depth-first") => false,
-        _ => size > ROUNDS_ABOVE && threads <= ROUNDS_UP_TO_THREADS,
-    }
-}
-
-/// The most threads that settle large levels in rounds. Rounds gather each region's updates
-/// so that one thread applies them with plain stores; that pays where a few threads' prefetches
-/// cannot cover the misses, and it serialises each region's updates on many. On a 16-core
-/// machine, in one run, depth first beat rounds with 16 threads (level 24 in 8.7 s against
-/// 16.6 s, 25 in 14.8 s against 48.0 s, 26 in 18.7 s against 40.6 s) and with 8 (25 in 24.7 s
-/// against 38.3 s): depth first there ran level 25 at 0.84 and 26 at 0.94 of level 24's
-/// positions/s. With 2 threads, rounds are never slower from level 25 on (below).
-const ROUNDS_UP_TO_THREADS: usize = 2;
-
-const ROUNDS_ABOVE: u64 = 400_000_000;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use awari_db::{level_exists, level_path, write_table, Expect, Header, Table};
-
-    /// Levels 0..=`top` solved depth first, each written as a table into `dir` (what `build`
-    /// does in memory at these sizes).
-    fn solve_depth_first(dir: &std::path::Path, rules: Rules, top: u32) {
-        std::fs::create_dir_all(dir).unwrap();
-        let mut levels = Levels::empty(dir, rules);
-        for n in (0..=top).filter(|&n| level_exists(n)) {
-            let mut builder = LevelBuilder::new(n, rules, &levels, false).unwrap();
-            builder.solve(&Silent).unwrap();
-            let data: Vec<u8> = (0..builder.level.size())
-                .map(|i| builder.value(i) as u8)
-                .collect();
-            write_table(level_path(dir, n), Header::values(rules, n), &data).unwrap();
-            levels.insert(Table::open(level_path(dir, n), Expect::default()).unwrap());
-        }
-    }
-
-    /// Settling in rounds settles every position at the value depth-first propagation gives:
-    /// every rule set, rounds of many sizes (so that the stack is refilled from the seeds
-    /// mid-step, and rounds run on what earlier rounds found), and 1, 2 and 3 threads (uneven
-    /// shares of each round).
-    /// Rounds from level 25 up on 2 threads, depth first below it and on more threads
-    /// (unless `AWARI_SETTLE` overrides the choice for this test process).
-    #[test]
-    fn large_levels_settle_in_rounds_on_few_threads_only() {
-        if std::env::var_os("AWARI_SETTLE").is_some() {
-            return;
-        }
-        let (l24, l25) = (awari_db::level_size(24), awari_db::level_size(25));
-        assert!(settle_in_rounds(l25, 1) && settle_in_rounds(l25, 2));
-        assert!(!settle_in_rounds(l25, 3) && !settle_in_rounds(l25, 16));
-        assert!(!settle_in_rounds(l24, 2) && !settle_in_rounds(l24, 16));
-    }
-
-    #[test]
-    fn rounds_settle_as_depth_first_propagation() {
-        const TOP: u32 = 13;
-        for rules in [Rules::Awari, Rules::GrandSlam, Rules::Abapa] {
-            let dir = std::env::temp_dir().join(format!(
-                "awari-solver-rounds-{}-{}",
-                std::process::id(),
-                rules.name()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            assert!(!settle_in_rounds(awari_db::level_size(TOP), 2));
-            solve_depth_first(&dir, rules, TOP);
-            let levels = Levels::open(&dir, Some(rules)).unwrap();
-            for (n, threads, round) in [(TOP, 1, 1), (TOP, 2, 37), (TOP, 3, 5000), (12, 2, 1 << 18)]
-            {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                pool.install(|| {
-                    let mut builder = LevelBuilder::new(n, rules, &levels, false).unwrap();
-                    builder.rounds = Some(Rounds::with_size(builder.level.size(), round));
-                    builder.solve(&Silent).unwrap();
-                    let table = levels.require(n).unwrap();
-                    let mut differ = 0;
-                    for idx in 0..builder.level.size() {
-                        differ += u64::from(builder.value(idx) != table.value(idx).unwrap());
-                    }
-                    assert_eq!(
-                        differ, 0,
-                        "{rules:?} level {n}, {threads} threads, rounds of {round}"
-                    );
-                });
-            }
-            std::fs::remove_dir_all(&dir).unwrap();
-        }
     }
 }
