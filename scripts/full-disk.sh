@@ -39,17 +39,21 @@ fail() {
 }
 
 # fill_while PATTERN CMD...: run CMD; once a file matching PATTERN appears under $MNT (the
-# writer has begun), fill the tmpfs to its last 64 KiB; return CMD's status, its stderr in
-# $WORK/err.
+# writer has begun), or, with PATTERN log:TEXT, once TEXT appears in its stderr (a progress
+# line: the in-memory build writes nothing before its table, and that in a few milliseconds),
+# fill the tmpfs to its last 64 KiB; return CMD's status, its stderr in $WORK/err.
 fill_while() {
   local pattern=$1
   shift
   "$@" > /dev/null 2> "$WORK/err" &
   local pid=$!
   for _ in $(seq 1 2000); do
-    if compgen -G "$MNT/$pattern" > /dev/null || ! kill -0 "$pid" 2> /dev/null; then
+    if [ "${pattern#log:}" != "$pattern" ]; then
+      grep -q "${pattern#log:}" "$WORK/err" && break
+    elif compgen -G "$MNT/$pattern" > /dev/null; then
       break
     fi
+    kill -0 "$pid" 2> /dev/null || break
     sleep 0.005
   done
   local free
@@ -62,11 +66,12 @@ fill_while() {
 }
 
 # check NAME RC FINAL: the writer NAME ended with RC, must be 1 with a one-line message
-# naming the tmpfs, and FINAL (a final name) must not exist.
+# naming the tmpfs, and FINAL (a final name) must not exist (progress lines, which start
+# with a date, aside).
 check() {
   local name=$1 rc=$2 final=$3
   local lines
-  lines=$(grep -cv '^level [0-9]*: starting afresh' "$WORK/err" || true)
+  lines=$(grep -Ecv '^level [0-9]*: starting afresh|^[0-9]{4}-[0-9]{2}-[0-9]{2} ' "$WORK/err" || true)
   if [ "$rc" = 0 ]; then
     echo "$name: finished before the disk filled (nothing tested); make N larger" >&2
     fails=$((fails + 1))
@@ -91,10 +96,12 @@ fresh_db() {
 db_level=$(printf '%s/db/level-%02d' "$MNT" "$N")
 # The memory of each mode's run: the out-of-core ones in several exit passes.
 memory() { if [ "$1" = memory ]; then echo 1G; else echo 64M; fi; }
+# The in-memory build is filled once its first progress line for level N is out.
+started() { if [ "$1" = memory ]; then echo "log:level $N "; else echo "db/level-$(printf %02d "$N")*"; fi; }
 for mode in memory low-memory two-bit; do
   fresh_db
   rc=0
-  fill_while "db/level-$(printf %02d "$N")*" "$BIN" build --db "$MNT/db" --max-stones "$N" --threads 2 --mode "$mode" --memory "$(memory "$mode")" || rc=$?
+  fill_while "$(started "$mode")" "$BIN" build --db "$MNT/db" --max-stones "$N" --threads 2 --mode "$mode" --memory "$(memory "$mode")" --log-every 0.05 || rc=$?
   check "build --mode $mode" "$rc" "$db_level.values"
   [ "$mode" != two-bit ] || grep -q "resumes the level" "$WORK/err" || fail "two-bit: the message does not say it resumes"
   "$BIN" build --db "$MNT/db" --max-stones "$N" --threads 2 --mode "$mode" --memory "$(memory "$mode")" > /dev/null 2> "$WORK/err2" \

@@ -1,6 +1,6 @@
 //! The slow tier's reference database, built once and shared by every test and every test
 //! binary that needs it (the solver's `levels_to_20`, the probe's `perfect_play`): levels
-//! 0..=[`shared_top`] of a rule set (20 under awari, 18 under abapa and grand slam) built by the
+//! 0..=[`shared_top`] of a rule set (20 under awari, 16 under the others) built by the
 //! in-memory algorithm (the reference), with that builder's breadth-first depths beside them in
 //! [`in_memory_depths`].
 //!
@@ -26,21 +26,18 @@ use awari_solver::Silent;
 /// The highest level of the shared reference, under awari.
 pub const SHARED_TOP: u32 = 20;
 
-/// The highest level of the shared reference under `rules`: [`SHARED_TOP`] under awari, 18
-/// under abapa and grand slam, 16 under cross-wari. The rule sets differ only in their moves and captures, which
-/// the db tests check against OpenSpiel, by hand, exhaustively on small levels and on random
-/// boards up to 48 seeds; what
-/// depends on a level's size (the exits' window of 2^25 positions, the depth pass's split at
-/// 2^26, the distributed window of 2^24) does not look at the rules, and awari's levels 19 and
-/// 20 take it. Levels 19 and 20 hold 62 % of the positions of levels 0..20, so each of the
-/// two rule sets' builds, identities and depth checks do well under half the work.
+/// The highest level of the shared reference under `rules`: [`SHARED_TOP`] under awari, 16
+/// under the other rule sets. The rule sets differ only in their moves and captures, which the
+/// db tests check against OpenSpiel, by hand, exhaustively on small levels and on random
+/// boards up to 48 seeds; what depends on a level's size (the exits' window of 2^25
+/// positions, the depth pass's split at 2^26, the distributed window of 2^24, the compressor's
+/// batches of 2^24) does not look at the rules, and awari's levels 17 to 20 take it. Levels
+/// 0..16 hold 16 % of the positions of levels 0..20, so each other rule set's builds,
+/// identities and depth checks cost a sixth of awari's (CI's time: 18 made them half).
 pub fn shared_top(rules: Rules) -> u32 {
     match rules {
         Rules::Awari => SHARED_TOP,
-        // Its moves share the other rule sets' code but for the direction by parity (the db
-        // tests check both directions as they check the rest); 16 keeps the tier's time.
-        Rules::CrossWari => 16,
-        _ => 18,
+        _ => 16,
     }
 }
 

@@ -1,8 +1,7 @@
 //! The compact depth pass gives the in-memory builder's breadth-first depths (the reference's,
-//! written when it was built) at every entry of every level up to 20 under awari and 18 under
+//! written when it was built) at every entry of every level up to 20 under awari and 16 under
 //! the other rule sets ([`top_of`]; the fast tier, `tests/depth.rs`, checks levels up to 11),
-//! and `verify --prove`'s check of every entry agrees with the reference values where no
-//! other test recomputes them: levels 17 and 18 under abapa and grand slam, and a few small
+//! and `verify --prove`'s check of every entry agrees with the reference values on a few small
 //! levels under awari (`streamed_verify.rs` recomputes the rest twice, streamed and by lookup,
 //! up to [`verify_top`]; the check costs about as much as the rest of the pass's wave 0).
 

@@ -1,4 +1,4 @@
-//! Tests on every level up to 20 (18 or 16 under abapa and grand slam, see [`top_of`] and each
+//! Tests on every level up to 20 (16 under the other rule sets, see [`top_of`] and each
 //! test) under the three rule sets, sharing one in-memory build per
 //! rule set (the reference): the two-bit algorithm writes the same bytes ([`two_bit`]), and the
 //! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]),
@@ -25,7 +25,7 @@ pub(crate) const TOP: u32 = crate::common::reference::SHARED_TOP;
 
 /// The highest level the two defining identities (the two-bit build's bytes, the compact depth
 /// pass's depths) reach under `rules`, the reference's own top
-/// ([`crate::common::reference::shared_top`]): 20 under awari, 18 under abapa and grand slam.
+/// ([`crate::common::reference::shared_top`]): 20 under awari, 16 under the other rule sets.
 /// Level 20 alone is 38 % of levels 0..20 and the only one above 2^26 positions, where the
 /// depth pass stops cutting wave 0's chunks in parts; that and the other size-dependent paths
 /// do not depend on the rules, and awari takes them (see `shared_top`).
@@ -34,8 +34,7 @@ pub(crate) fn top_of(rules: Rules) -> u32 {
 }
 
 /// The highest level the streamed and lookup `verify`s both check under `rules`: 20 under
-/// awari, 16 under abapa and grand slam, whose levels above are checked by the compact depth
-/// pass's value check instead (`depth.rs`, up to [`top_of`]).
+/// awari, 16 (all of [`top_of`]) under the other rule sets.
 pub(crate) fn verify_top(rules: Rules) -> u32 {
     if rules == Rules::Awari {
         TOP

@@ -41,10 +41,8 @@ fn change_entry(dir: &Path, rules: Rules, n: u32, idx: u64, fix_checksum: bool) 
     new
 }
 
-/// Both checks go to [`verify_top`]: 20 under awari and 16 under the other rule sets, whose
-/// levels 17 and 18 are recomputed from their children by the compact depth test's value check
-/// (`depth.rs`, the check of `verify --prove`), so a second and a third recomputation there
-/// would add minutes and no power. Under awari the lookup check stops at 18: levels 19 and 20
+/// Both checks go to [`verify_top`]: 20 under awari and 16 under the other rule sets. Under
+/// awari the lookup check stops at 18: levels 19 and 20
 /// (132 M positions, each child looked up) would be a minute and a half of CI's CPU, and the
 /// two checks already agree on 19 levels that span one bucket, many chunks and every rule.
 #[test]

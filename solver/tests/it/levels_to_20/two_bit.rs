@@ -1,6 +1,6 @@
 //! The two-bit algorithm writes the in-memory algorithm's tables, byte for byte: every level
 //! up to 20 under awari (level 19 by a build killed again and again, level 20 by `build
-//! --mode auto` under a memory budget) and 18 under the other rule sets
+//! --mode auto` under a memory budget) and 16 under the other rule sets
 //! ([`super::top_of`]), with exits in many buckets, and a build killed with SIGKILL again
 //! and again resumes to the same bytes, leaving no file behind.
 
