@@ -246,6 +246,10 @@ pub fn add_depth_tables(
     for n in wanted {
         levels.require(n)?;
         if let Some(t) = levels.depth_table(n) {
+            // A pass killed between renaming its table into place and removing its work files
+            // left them behind: they go, and any table being written.
+            super::remove_work_files(&dir, n);
+            let _ = std::fs::remove_file(awari_db::table::tmp_path(&depth_path(&dir, n)));
             let start = Instant::now();
             // Kept, but stored as asked: a plain table is compressed.
             if form.compresses(n) && !t.is_compressed() {

@@ -222,6 +222,36 @@ fn killed_class_passes_resume_to_the_same_tables() {
     }
 }
 
+/// A pass killed after its table was renamed into place, before its work files went (the
+/// kill test above met it in CI): the next `depth` keeps the table and removes them.
+#[test]
+fn work_files_beside_a_finished_table_are_removed() {
+    let dir = values_dir("leftover", Rules::Awari, 8);
+    let o = classes(&["depth", "--threads", "2", "--db", s(&dir)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let table = std::fs::read(depth_path(&dir, 8)).unwrap();
+    for name in [
+        "level-08.dwave+01-0000",
+        "level-08.dwave-02-0003",
+        "level-08.dclass-02",
+        "level-08.dclasses",
+        "level-08.dresume",
+        "level-08.dwave-0003",
+        "level-08.depth.tmp",
+    ] {
+        std::fs::write(dir.join(name), b"left behind").unwrap();
+    }
+    let o = classes(&["depth", "--threads", "2", "--db", s(&dir)]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(depth_path(&dir, 8)).unwrap(), table);
+    assert!(
+        left_behind(&dir, 8).is_empty(),
+        "{:?}",
+        left_behind(&dir, 8)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `verify --prove` with `AWARI_DEPTH=classes` (the class pass, its value check folded into
 /// its phase 1) proves every level of a true database, and refuses a false cycle (naming a board of
 /// it) and a changed value (naming it); `depth --check` refuses the changed value too.
