@@ -205,11 +205,19 @@ fn a_failing_rank_fails_them_all() {
     // A table of another rule set: every rank refuses the directory.
     build(&options(&dir, Rules::Abapa, 2), &Silent, |_| {}).unwrap();
     let opts = options(&dir, Rules::Awari, 6);
-    let errors: Vec<String> = std::thread::scope(|s| {
+    let errors = two_ranks_fail(&opts);
+    for e in &errors {
+        assert!(e.contains("rule"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The errors of a distributed build of `opts` over two ranks (threads), each of which must fail.
+fn two_ranks_fail(opts: &BuildOptions) -> Vec<String> {
+    std::thread::scope(|s| {
         let handles: Vec<_> = ThreadComm::group(2)
             .into_iter()
             .map(|comm| {
-                let opts = &opts;
                 s.spawn(move || {
                     build_distributed(&comm, opts, 6, &Silent, |_, _| {})
                         .unwrap_err()
@@ -218,11 +226,7 @@ fn a_failing_rank_fails_them_all() {
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    for e in &errors {
-        assert!(e.contains("rule"), "{e}");
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
+    })
 }
 
 /// The distributed build has no two-bit algorithm: `--mode two-bit` is refused at the first
@@ -234,20 +238,7 @@ fn two_bit_is_not_offered() {
         mode: Mode::TwoBit,
         ..options(&dir, Rules::Awari, 4)
     };
-    let errors: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = ThreadComm::group(2)
-            .into_iter()
-            .map(|comm| {
-                let opts = &opts;
-                s.spawn(move || {
-                    build_distributed(&comm, opts, 6, &Silent, |_, _| {})
-                        .unwrap_err()
-                        .to_string()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let errors = two_ranks_fail(&opts);
     assert!(
         errors[0].starts_with("the two-bit algorithm is not offered by this build: a distributed build offers memory and low-memory"),
         "{}",
