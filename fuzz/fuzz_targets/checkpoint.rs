@@ -1,5 +1,5 @@
 //! The solver's checkpoint readers: the input as the two-bit build's `level-NN.work/resume`
-//! (read by `twobit::checkpoint_stage` and by `build_level_two_bit`'s resume), as the depth
+//! (read by `twobit::checkpoint_stage` and by `build_level` (two-bit)'s resume), as the depth
 //! pass's `level-NN.dresume` (`DepthPass::open`, then its run) or as the class pass's
 //! `level-NN.dclasses` (`ClassPass::open`, then its run), in a directory of level 6 under awari
 //! left by a pass stopped part way (at start-up: real work files) or in one without work
@@ -19,7 +19,7 @@ use awari_fuzz::{
     copy_dir, frame_checkpoint, one_thread, passes, replace, run_depth, scratch, stage_dir, Input,
     CLASS_CHECKPOINT, DEPTH_CHECKPOINT, PASS_LEVEL as N, TWO_BIT_CHECKPOINT,
 };
-use awari_solver::build::build_level_two_bit;
+use awari_solver::build::{build_level, Plan};
 use awari_solver::depth::{ClassPass, DepthPass};
 use awari_solver::twobit::checkpoint_stage;
 use awari_solver::Silent;
@@ -104,7 +104,7 @@ fuzz_target!(
                 let _ = checkpoint_stage(dir, N, Rules::Awari);
                 if run {
                     let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
-                    let r = build_level_two_bit(dir, N, Rules::Awari, &levels, 1, &Silent);
+                    let r = build_level(dir, N, Rules::Awari, &levels, Plan::TwoBit { bucket: 1 }, &Silent);
                     if r.is_ok() && own {
                         assert!(std::fs::read(level_path(dir, N)).unwrap() == k.want);
                     }

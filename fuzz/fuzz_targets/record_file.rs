@@ -2,7 +2,7 @@
 //! by a build stopped part way (real files and checkpoint, made at start-up), one of the
 //! files its checkpoint lists (exit lists, part files) replaced by the input, the checkpoint
 //! rewritten to list the input's length, then the build resumed with
-//! `build_level_two_bit`. Asserted: no panic, no hang, no huge allocation; and where a record
+//! `build_level` (two-bit). Asserted: no panic, no hang, no huge allocation; and where a record
 //! of the input is damage (it fails its check, is torn, or its body is not well formed within
 //! the level: `awari_fuzz::records_believed`), which a resume must never believe, the build
 //! ends with the true table or an error, and a second run with the true table. Records that
@@ -23,7 +23,7 @@ use awari_fuzz::{
     records_believed, replace, scratch, stage_dir, Input, TwoBitFields, PASS_LEVEL as N,
     TWO_BIT_CHECKPOINT,
 };
-use awari_solver::build::build_level_two_bit;
+use awari_solver::build::{build_level, Plan};
 use awari_solver::twobit::work_dir;
 use awari_solver::Silent;
 use libfuzzer_sys::fuzz_target;
@@ -67,7 +67,7 @@ fn setup() -> Setup {
 /// Resume the build in `dir`: `Err` with the error's text.
 fn build(dir: &std::path::Path) -> Result<(), String> {
     let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
-    build_level_two_bit(dir, N, Rules::Awari, &levels, 1, &Silent)
+    build_level(dir, N, Rules::Awari, &levels, Plan::TwoBit { bucket: 1 }, &Silent)
         .map(|_| ())
         .map_err(|e| awari_db::one_line(&e))
 }

@@ -285,7 +285,7 @@ impl Needs {
     /// comes after), every algorithm offered.
     pub fn level(n: u32, threads: usize) -> Needs {
         Needs {
-            in_memory: memory_needed(n, false),
+            in_memory: memory_needed(n),
             low_memory: lowmem::memory_needed(n, threads),
             two_bit: Some(twobit::memory_needed(n, threads)),
         }
@@ -696,7 +696,7 @@ mod tests {
             assert_eq!(
                 Needs::level(n, threads),
                 Needs {
-                    in_memory: memory_needed(n, false),
+                    in_memory: memory_needed(n),
                     low_memory: lowmem::memory_needed(n, threads),
                     two_bit: Some(twobit::memory_needed(n, threads)),
                 }

@@ -6,8 +6,9 @@
 //! ```text
 //! report/         what the command line prints: progress bars, summaries, plan, cluster
 //! distributed/    the same build over MPI ranks (comm: the messages)
-//! build           the driver of one level: choose the algorithm (cost) → exits → settle →
-//!                 write; with --depth the depth pass, with --compress compress
+//! build/          the levels in order: the algorithm chosen (cost), then the one driver of a
+//!                 level (build/level: solve → write → finish) for every algorithm, local or
+//!                 a rank's slice; with --depth the depth pass, with --compress compress
 //! verify          every entry recomputed from its children (streamed, or by lookup), and
 //!                 with --prove the depth passes; compare and stats beside it
 //! cost            the cost model: memory, disk, traffic and time per level, calibration

@@ -108,43 +108,8 @@ pub(crate) trait Settle: Sync {
     fn update(&self, q: u64, i: i8, child_won: bool) -> bool;
 }
 
-/// Settled positions whose predecessors are updated together (see [`expand`]).
+/// Settled positions whose predecessors are updated together (see [`propagate_diverting`]).
 pub(crate) const BATCH: usize = 24;
-
-/// Apply step `i` to the predecessors of a batch of positions just settled (`true`: won
-/// by i, `false`: lost by i), pushing every position this settles onto `out` and calling
-/// `on_settled` with its index. A predecessor for which `divert(index, won)` returns true is
-/// left to the caller (another rank's, in a distributed build).
-///
-/// The predecessors' states are first brought into cache (see `gather`), so the
-/// compare-and-swaps that follow find them there.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn expand<S: Settle>(
-    state: &S,
-    level: &Level,
-    rules: Rules,
-    i: i8,
-    batch: &[(Board, bool)],
-    out: &mut Vec<(Board, bool)>,
-    mut on_settled: impl FnMut(u64),
-    divert: &mut impl FnMut(u64, bool) -> bool,
-) {
-    let mut preds: Vec<(u64, Board, bool)> = Vec::with_capacity(batch.len() * 8);
-    gather(
-        state,
-        level,
-        rules,
-        batch.iter().copied(),
-        &mut preds,
-        divert,
-    );
-    for &(q, pred, win) in &preds {
-        if state.update(q, i, win) {
-            on_settled(q);
-            out.push((pred, !win));
-        }
-    }
-}
 
 /// Append to `out` the predecessors of `settled` (boards with their win flags) as (index,
 /// board, flag), leaving to the caller those for which `divert(index, won)` returns true, and
@@ -189,7 +154,7 @@ pub(crate) fn propagate<S: Settle>(
 }
 
 /// [`propagate`], leaving to the caller each predecessor for which `divert(index, won)`
-/// returns true (see [`expand`]).
+/// returns true (another rank's, in a distributed build).
 pub(crate) fn propagate_diverting<S: Settle>(
     state: &S,
     level: &Level,
@@ -733,40 +698,6 @@ mod tests {
                 "step {i}, diverting"
             );
             assert_eq!(diverted, want_diverted, "step {i}");
-
-            // One batch at a time through `expand`, which names each position it settles.
-            let state = atomics(&words);
-            let mut stack = seeds.clone();
-            let mut named = Vec::new();
-            while !stack.is_empty() {
-                let k = stack
-                    .len()
-                    .saturating_sub(1 + rng.below(2 * BATCH as u64) as usize);
-                let batch: Vec<(Board, bool)> = stack.drain(k..).collect();
-                let mut out = Vec::new();
-                expand(
-                    &state,
-                    &level,
-                    Rules::Awari,
-                    i,
-                    &batch,
-                    &mut out,
-                    |q| named.push(q),
-                    &mut |_, _| false,
-                );
-                stack.extend(out);
-            }
-            let after = plain(state);
-            assert_eq!(
-                (named.len() as u64, &after),
-                (want_count, &want),
-                "step {i}, expand"
-            );
-            named.sort_unstable();
-            let newly: Vec<u64> = (0..level.size())
-                .filter(|&q| words[q as usize] & SETTLED == 0 && after[q as usize] & SETTLED != 0)
-                .collect();
-            assert_eq!(named, newly, "step {i}, expand");
         }
     }
 

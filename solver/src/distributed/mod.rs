@@ -8,10 +8,10 @@
 //!                                                             checksum chunk of the table)
 //! ```
 //!
-//! Each rank runs the in-memory algorithm of [`crate::level`] on its slice, with rayon threads
-//! inside, 2 bytes per position of the slice (or the low-memory algorithm of [`crate::lowmem`]
-//! on it, 0.67 bytes per position and a work file, in the same phases and rounds:
-//! [`build_level_distributed_low_memory`]):
+//! Each rank runs the in-memory algorithm on its slice (`in_memory`), with rayon threads
+//! inside, 2 bytes per position of the slice, or the low-memory algorithm of [`crate::lowmem`]
+//! on it (`low_memory`: 0.67 bytes per position and a work file), in the same phases and
+//! rounds, each through the build's one driver ([`crate::build::level::run_level`]):
 //!
 //! 1. **Exits.** A forward pass over its slice; then every rank streams its own part (1/R) of
 //!    every lower level, window by window, and un-captures it. A parent in its own slice gets
@@ -24,7 +24,7 @@
 //!    rank's slice is not touched but bucketed for its owner: one message per pair of ranks
 //!    per round, 8 bytes per update. The step ends when, summed over the ranks, nothing was
 //!    sent and no slice is left to scan.
-//! 3. **Output.** Each rank writes its slice of the table into the shared `.tmp` file and
+//! 3. **Output** (`output`). Each rank writes its slice of the table into the shared `.tmp` file and
 //!    computes the checksum digests of its chunks; rank 0 fills in the header with the
 //!    whole-file checksum and renames the file into place. Resumable per level as a local
 //!    build is.
@@ -35,33 +35,32 @@
 //! within it, the same set results (docs/design.md, "Building a level").
 
 pub mod comm;
+mod in_memory;
+mod low_memory;
+mod output;
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use awari_db::table::tmp_path;
 use awari_db::{
-    level_exists, level_path, level_size, Board, Content, DbError, Expect, Header, Level, Levels,
-    QuietMoves, Rules, SharedTable, Table,
+    level_exists, level_path, level_size, Content, DbError, Expect, Levels, Rules, Table,
 };
-use rayon::prelude::*;
 
+use crate::build::level::{run_level, Plan};
 use crate::build::{BuildError, BuildOptions, LevelReport, Mode};
 use crate::comm::Comm;
+use crate::cost::NotOffered;
 use crate::exits::ExitsStats;
-use crate::exits::{forward, CaptureStream};
-use crate::grain::MOVE_TASK;
-use crate::lowmem::{self, LowMemoryBuilder};
+use crate::lowmem;
 use crate::progress::Progress;
-use crate::settle::{
-    propagate_diverting, raise_exit, scan_seeds, seed_boards, unsettled, update_word, value_of,
-    BuilderError, LevelCounts, Settle,
-};
-use crate::state::StateArray;
+use crate::settle::LevelCounts;
 use crate::sys;
+use in_memory::InMemorySlice;
+use low_memory::LowMemorySlice;
+use output::SharedOutput;
 
 /// Granule of the slices by default: one checksum chunk, so that every rank digests its own
 /// chunks of the table.
@@ -143,33 +142,62 @@ pub struct DistributedLevel {
     pub settle_seconds: f64,
 }
 
-/// The state of one rank's slice of the level in progress.
-struct Slice<'p> {
-    level: Level,
-    rules: Rules,
-    lo: u64,
-    state: StateArray,
-    part: &'p Partition,
-    me: usize,
+/// What a rank's algorithm reports beside [`crate::build::level::BuiltLevel`].
+#[derive(Clone, Copy, Debug, Default)]
+struct RankCost {
+    traffic: Traffic,
+    settle_seconds: f64,
 }
 
-impl Settle for Slice<'_> {
-    const PREFETCHES: bool = cfg!(target_arch = "x86_64");
-
-    #[inline]
-    fn touch(&self, q: u64) -> u64 {
-        u64::from(self.state.words()[(q - self.lo) as usize].load(Relaxed))
-    }
-
-    #[inline]
-    fn prefetch(&self, q: u64) {
-        self.state.prefetch((q - self.lo) as usize);
-    }
-
-    #[inline]
-    fn update(&self, q: u64, i: i8, child_won: bool) -> bool {
-        update_word(&self.state.words()[(q - self.lo) as usize], i, child_won)
-    }
+/// Build level `n` over the ranks of `comm` with the algorithm of `plan` (in memory, or
+/// low-memory with its exit bucket: the same on every rank) on each rank's slice, through the
+/// build's one driver ([`run_level`]), and write it into `dir` (shared by the ranks). Every rank
+/// calls this with the same arguments; `lower` must hold the levels below.
+#[allow(clippy::too_many_arguments)]
+pub fn build_level_distributed(
+    comm: &dyn Comm,
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+    lower: &Levels,
+    shift: u32,
+    plan: Plan,
+    progress: &dyn Progress,
+) -> Result<DistributedLevel, BuildError> {
+    let part = Partition::new(n, comm.size(), shift);
+    let range = part.slice(comm.rank());
+    let output = SharedOutput {
+        comm,
+        dir,
+        n,
+        rules,
+        start: range.start,
+    };
+    let positions = range.end - range.start;
+    progress.level(n, level_size(n));
+    let (built, cost) = match plan {
+        Plan::InMemory => {
+            let mut slice = InMemorySlice::open(comm, n, rules, lower, &part)?;
+            (
+                run_level(&mut slice, &output, positions, progress)?,
+                slice.cost,
+            )
+        }
+        Plan::LowMemory { bucket } => {
+            let mut slice = LowMemorySlice::open(comm, dir, n, rules, lower, &part, bucket)?;
+            (
+                run_level(&mut slice, &output, positions, progress)?,
+                slice.cost,
+            )
+        }
+        Plan::TwoBit { .. } => return Err(NotOffered(Mode::TwoBit).into()),
+    };
+    Ok(DistributedLevel {
+        counts: built.counts,
+        traffic: cost.traffic,
+        exits_seconds: built.exits.seconds,
+        settle_seconds: cost.settle_seconds,
+    })
 }
 
 /// Updates bucketed by their owner, gathered from the tasks of a parallel pass.
@@ -209,376 +237,6 @@ fn exit_word(q: u64, exit: i8) -> u64 {
     q | (u64::from(exit as u8) << 56)
 }
 
-impl Slice<'_> {
-    fn words(&self) -> &[std::sync::atomic::AtomicU16] {
-        self.state.words()
-    }
-
-    /// The slice's words in parallel work items, each with the index of its first position.
-    fn chunks(
-        &self,
-    ) -> impl IndexedParallelIterator<Item = (u64, &[std::sync::atomic::AtomicU16])> {
-        let lo = self.lo;
-        self.words()
-            .par_chunks(MOVE_TASK as usize)
-            .enumerate()
-            .map(move |(c, w)| (lo + c as u64 * MOVE_TASK, w))
-    }
-
-    fn exchange(
-        &self,
-        comm: &dyn Comm,
-        out: Vec<Vec<u64>>,
-        traffic: &mut Traffic,
-    ) -> Vec<Vec<u64>> {
-        exchange(comm, self.me, out, traffic)
-    }
-
-    /// Phase 1 on this rank (see the module documentation).
-    fn compute_exits(
-        &self,
-        comm: &dyn Comm,
-        stream: &CaptureStream<'_>,
-        traffic: &mut Traffic,
-        progress: &dyn Progress,
-    ) -> Result<(), awari_db::TableError> {
-        self.chunks().for_each(|(start, words)| {
-            let boards = self.level.boards(start..start + words.len() as u64);
-            let mut counter = QuietMoves::new();
-            for (word, board) in words.iter().zip(boards) {
-                let (exit, quiet) = forward(&board, self.rules, &mut counter);
-                word.store(unsettled(exit, quiet), Relaxed);
-            }
-            progress.advance(words.len() as u64);
-        });
-        let ranks = comm.size();
-        let (lo, words) = (self.lo, self.words());
-        // A corrupt lower block is reported after the last round, so that every rank still
-        // takes part in every exchange.
-        let mut failed = Ok(());
-        for window in stream.part_windows(self.me, ranks, WINDOW) {
-            let outbox = Outbox::new(ranks);
-            if let Some((source, positions)) = window {
-                let len = positions.end - positions.start;
-                let ran = stream.run_window(source, positions, |batch| {
-                    let mut remote: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-                    for &(q, exit) in batch {
-                        let owner = self.part.owner(q);
-                        if owner == self.me {
-                            raise_exit(&words[(q - lo) as usize], exit);
-                        } else {
-                            remote[owner].push(exit_word(q, exit));
-                        }
-                    }
-                    outbox.add(&mut remote);
-                });
-                failed = failed.and(ran);
-                progress.advance(len);
-            }
-            let inbox = self.exchange(comm, outbox.take(), traffic);
-            traffic.exit_rounds += 1;
-            inbox.par_iter().flatten().for_each(|&w| {
-                let q = w & ((1 << 56) - 1);
-                raise_exit(&words[(q - lo) as usize], (w >> 56) as u8 as i8);
-            });
-        }
-        failed
-    }
-
-    /// Apply the settling updates other ranks sent (`inbox`) and the seeds of `scan` (a range
-    /// of this slice) at step `i`, propagating everything they settle here; returns the
-    /// updates for other ranks, by owner, and how many positions were settled.
-    fn settle_round(&self, i: i8, inbox: &[Vec<u64>], scan: Range<u64>) -> (Vec<Vec<u64>>, u64) {
-        let ranks = self.part.bounds.len() - 1;
-        let outbox = Outbox::new(ranks);
-        let settled = std::sync::atomic::AtomicU64::new(0);
-        let run = |stack: &mut Vec<(Board, bool)>, seeds: u64| {
-            let mut remote: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-            let count = seeds
-                + propagate_diverting(self, &self.level, self.rules, i, stack, &mut |q, won| {
-                    let owner = self.part.owner(q);
-                    if owner == self.me {
-                        return false;
-                    }
-                    remote[owner].push(settle_word(q, won));
-                    true
-                });
-            outbox.add(&mut remote);
-            settled.fetch_add(count, Relaxed);
-        };
-        // Updates from the other ranks: touched first in groups, so their misses overlap.
-        let incoming: Vec<u64> = inbox.concat();
-        incoming.par_chunks(1 << 12).for_each(|group| {
-            let mut stack = Vec::new();
-            for sub in group.chunks(64) {
-                let mut touch = 0u64;
-                for &w in sub {
-                    touch |= self.touch(w & !(1 << 63));
-                }
-                std::hint::black_box(touch);
-                for &w in sub {
-                    let (q, won) = (w & !(1 << 63), w >> 63 == 1);
-                    if self.update(q, i, won) {
-                        stack.push((self.level.unrank(q), !won));
-                    }
-                }
-            }
-            let seeds = stack.len() as u64;
-            run(&mut stack, seeds);
-        });
-        // This round's part of the slice: its seeds.
-        let words = &self.words()[(scan.start - self.lo) as usize..(scan.end - self.lo) as usize];
-        words
-            .par_chunks(MOVE_TASK as usize)
-            .enumerate()
-            .for_each(|(c, w)| {
-                let start = scan.start + c as u64 * MOVE_TASK;
-                let seeds = scan_seeds(i, w, |_| {});
-                if !seeds.is_empty() {
-                    let mut stack = seed_boards(&self.level, start, seeds.iter().copied());
-                    run(&mut stack, seeds.len() as u64);
-                }
-            });
-        (outbox.take(), settled.into_inner())
-    }
-
-    /// Phase 2 on this rank: steps n … 1 in rounds (see the module documentation).
-    fn settle(&self, comm: &dyn Comm, traffic: &mut Traffic, progress: &dyn Progress) {
-        let (lo, hi) = (self.lo, self.lo + self.words().len() as u64);
-        for i in (1..=self.level.seeds() as i8).rev() {
-            let mut next = lo;
-            let mut inbox: Vec<Vec<u64>> = Vec::new();
-            loop {
-                let scan = next..(next + ROUND).min(hi);
-                next = scan.end;
-                let (out, settled) = self.settle_round(i, &inbox, scan);
-                progress.advance(settled);
-                let done;
-                (inbox, done) = end_round(comm, self.me, out, hi - next, traffic);
-                if done {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-/// Build level `n` over the ranks of `comm` and write it into `dir` (shared by the ranks):
-/// every rank calls this with the same arguments. `lower` must hold the levels below.
-pub fn build_level_distributed(
-    comm: &dyn Comm,
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    lower: &Levels,
-    shift: u32,
-    progress: &dyn Progress,
-) -> Result<DistributedLevel, BuildError> {
-    let (me, ranks) = (comm.rank(), comm.size());
-    let part = Partition::new(n, ranks, shift);
-    let range = part.slice(me);
-    let setup = CaptureStream::new(n, rules, lower)
-        .map_err(BuildError::from)
-        .and_then(|stream| {
-            let state =
-                StateArray::new((range.end - range.start) as usize).map_err(BuilderError::Alloc)?;
-            Ok((stream, state))
-        });
-    all_ok(comm, &setup)?;
-    let (stream, state) = setup?;
-    let slice = Slice {
-        level: Level::new(n),
-        rules,
-        lo: range.start,
-        state,
-        part: &part,
-        me,
-    };
-    let mut traffic = Traffic::default();
-    progress.level(n, level_size(n));
-    let t = Instant::now();
-    progress.phase(
-        "exits",
-        range.end - range.start + stream.positions() / ranks as u64,
-    );
-    slice.compute_exits(comm, &stream, &mut traffic, progress)?;
-    let exits_seconds = t.elapsed().as_secs_f64();
-    progress.phase("settle", range.end - range.start);
-    slice.settle(comm, &mut traffic, progress);
-    let settle_seconds = t.elapsed().as_secs_f64() - exits_seconds;
-    progress.phase("write", range.end - range.start);
-    let counts = write_distributed(comm, dir, n, rules, range.start, |sink| {
-        for block in slice.words().chunks(WRITE_BLOCK as usize) {
-            let bytes: Vec<u8> = block
-                .iter()
-                .map(|w| value_of(w.load(Relaxed)) as u8)
-                .collect();
-            sink(&bytes)?;
-            progress.advance(block.len() as u64);
-        }
-        Ok(())
-    })?;
-    Ok(DistributedLevel {
-        counts,
-        traffic,
-        exits_seconds,
-        settle_seconds,
-    })
-}
-
-/// Build level `n` over the ranks of `comm` with the low-memory algorithm on each rank's slice
-/// (see [`crate::lowmem`]: 0.67 bytes of RAM per position of the slice, its exits and values
-/// in a work file `level-NN.work-RANK.tmp` in `dir`), exit buckets of `bucket` positions (the
-/// same on every rank). Every rank calls this with the same arguments.
-#[allow(clippy::too_many_arguments)]
-pub fn build_level_distributed_low_memory(
-    comm: &dyn Comm,
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    lower: &Levels,
-    shift: u32,
-    bucket: u64,
-    progress: &dyn Progress,
-) -> Result<DistributedLevel, BuildError> {
-    let (me, ranks) = (comm.rank(), comm.size());
-    let part = Partition::new(n, ranks, shift);
-    let range = part.slice(me);
-    let work = dir.join(format!("level-{n:02}.work-{me}.tmp"));
-    let setup = LowMemoryBuilder::slice(work, n, rules, lower, bucket, range.clone())
-        .map_err(BuildError::from);
-    all_ok(comm, &setup)?;
-    let builder = setup?;
-    let bucket = builder.bucket();
-    let stream = CaptureStream::new(n, rules, lower)?;
-    let mut traffic = Traffic::default();
-    progress.level(n, level_size(n));
-    let t = Instant::now();
-    // Every rank makes as many passes: enough for the largest slice.
-    let largest = (0..ranks)
-        .map(|r| part.slice(r).count() as u64)
-        .max()
-        .unwrap_or(0);
-    let passes = largest.div_ceil(bucket.max(1)).max(1);
-    progress.phase(
-        "exits",
-        range.end - range.start + passes * stream.positions() / ranks as u64,
-    );
-    let mut exits: Vec<AtomicI8> = Vec::new();
-    for b in 0..passes {
-        let mine = builder.bucket_range(b);
-        builder.forward_bucket(mine.clone(), &mut exits, progress);
-        // Bucket b of rank r: the b-th bucket of its slice (the same size on every rank).
-        let in_bucket = |q: u64, r: usize| {
-            let lo = part.slice(r).start + b * bucket;
-            q >= lo && q < lo + bucket
-        };
-        let mut failed = Ok(());
-        for window in stream.part_windows(me, ranks, WINDOW) {
-            let outbox = Outbox::new(ranks);
-            if let Some((source, positions)) = window {
-                let len = positions.end - positions.start;
-                let ran = stream.run_window(source, positions, |batch| {
-                    let mut remote: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-                    for &(q, exit) in batch {
-                        let owner = part.owner(q);
-                        if !in_bucket(q, owner) {
-                            continue;
-                        }
-                        if owner == me {
-                            LowMemoryBuilder::raise(&exits, mine.start, q, exit);
-                        } else {
-                            remote[owner].push(exit_word(q, exit));
-                        }
-                    }
-                    outbox.add(&mut remote);
-                });
-                failed = failed.and(ran);
-                progress.advance(len);
-            }
-            let inbox = exchange(comm, me, outbox.take(), &mut traffic);
-            traffic.exit_rounds += 1;
-            inbox.par_iter().flatten().for_each(|&w| {
-                let q = w & ((1 << 56) - 1);
-                LowMemoryBuilder::raise(&exits, mine.start, q, (w >> 56) as u8 as i8);
-            });
-        }
-        let written = failed
-            .and_then(|()| builder.write_bucket(mine, &exits))
-            .map_err(BuildError::from);
-        all_ok(comm, &written)?;
-        written?;
-    }
-    drop(exits);
-    let exits_seconds = t.elapsed().as_secs_f64();
-    progress.phase("settle", range.end - range.start);
-    let per_round = ROUND.div_ceil(lowmem::STREAM_CHUNK);
-    let divert = |remote: &mut Vec<Vec<u64>>, q: u64, won: bool| {
-        let owner = part.owner(q);
-        if owner == me {
-            return false;
-        }
-        remote[owner].push(settle_word(q, won));
-        true
-    };
-    for i in (1..=n as i8).rev() {
-        let mut next = range.start;
-        let mut inbox: Vec<Vec<u64>> = Vec::new();
-        loop {
-            let outbox = Outbox::new(ranks);
-            let incoming: Vec<u64> = inbox.concat();
-            incoming.par_chunks(1 << 12).for_each(|group| {
-                let mut remote = vec![Vec::new(); ranks];
-                let settled =
-                    builder.apply_updates(i, group, &mut |q, won| divert(&mut remote, q, won));
-                outbox.add(&mut remote);
-                progress.advance(settled);
-            });
-            let (chunks, after) = builder.chunks_from(next, per_round);
-            next = after;
-            let streamed: Result<(), BuildError> = chunks.par_iter().try_for_each(|&(s, e)| {
-                let mut remote = vec![Vec::new(); ranks];
-                let settled = builder
-                    .stream_chunk(Some(i), s, e, &mut |q, won| divert(&mut remote, q, won))?;
-                outbox.add(&mut remote);
-                progress.advance(settled);
-                Ok(())
-            });
-            all_ok(comm, &streamed)?;
-            streamed?;
-            let out = outbox.take();
-            let done;
-            (inbox, done) = end_round(comm, me, out, range.end - next, &mut traffic);
-            if done {
-                break;
-            }
-        }
-    }
-    // The last pass writes the values step 1 settled (no propagation, no exchange).
-    let (chunks, _) = builder.chunks_from(range.start, u64::MAX / lowmem::STREAM_CHUNK);
-    let finished: Result<(), BuildError> = chunks
-        .par_iter()
-        .try_for_each(|&(s, e)| builder.finish_chunk(s, e).map_err(BuildError::from));
-    all_ok(comm, &finished)?;
-    finished?;
-    let settle_seconds = t.elapsed().as_secs_f64() - exits_seconds;
-    progress.phase("write", range.end - range.start);
-    let counts = write_distributed(comm, dir, n, rules, range.start, |sink| {
-        builder
-            .write_values(|d| {
-                progress.advance(d.len() as u64);
-                sink(d)
-            })
-            .map(|_| ())
-    })?;
-    Ok(DistributedLevel {
-        counts,
-        traffic,
-        exits_seconds,
-        settle_seconds,
-    })
-}
-
 /// The end of a settling round: exchange `out`, and tell whether the step is over (summed over
 /// the ranks, nothing was sent and no position is `left` to scan). Returns what came in.
 fn end_round(
@@ -616,63 +274,6 @@ fn exchange(
     comm.exchange(out)
 }
 
-/// Writes a rank's slice of the table in order, in blocks that end on checksum-chunk
-/// boundaries, digesting the whole chunks it holds.
-struct SliceSink<'t> {
-    table: &'t SharedTable,
-    /// Data offset of the next byte.
-    at: u64,
-    buf: Vec<u8>,
-    /// (chunk index, digest) pairs.
-    digests: Vec<u64>,
-    counts: LevelCounts,
-}
-
-impl<'t> SliceSink<'t> {
-    fn new(table: &'t SharedTable, start: u64) -> SliceSink<'t> {
-        SliceSink {
-            table,
-            at: start,
-            buf: Vec::with_capacity(WRITE_BLOCK as usize),
-            digests: Vec::new(),
-            counts: LevelCounts::default(),
-        }
-    }
-
-    fn push(&mut self, mut data: &[u8]) -> Result<(), awari_db::TableError> {
-        while !data.is_empty() {
-            let pos = self.at + self.buf.len() as u64;
-            let room = ((pos / WRITE_BLOCK + 1) * WRITE_BLOCK - pos) as usize;
-            let take = room.min(data.len());
-            self.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if take == room {
-                self.flush()?;
-            }
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), awari_db::TableError> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        self.buf.iter().for_each(|&v| self.counts.add(v as i8));
-        if let Some(d) = self.table.write_at(self.at, &self.buf)? {
-            self.digests.extend([self.at / WRITE_BLOCK, d]);
-        }
-        self.at += self.buf.len() as u64;
-        self.buf.clear();
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<(LevelCounts, Vec<u64>), awari_db::TableError> {
-        self.flush()?;
-        self.table.sync()?;
-        Ok((self.counts, self.digests))
-    }
-}
-
 /// Whether every rank got through a step: each passes its own outcome. A rank that failed
 /// keeps its own error (the caller returns it); the others get [`BuildError::OtherRank`], so
 /// that no rank is left waiting in a collective operation.
@@ -682,63 +283,6 @@ fn all_ok<T>(comm: &dyn Comm, mine: &Result<T, BuildError>) -> Result<(), BuildE
         return Err(BuildError::OtherRank { ranks: failed });
     }
     Ok(())
-}
-
-/// Phase 3: every rank writes its slice; rank 0 finishes the file.
-fn write_distributed(
-    comm: &dyn Comm,
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    start: u64,
-    fill: impl FnOnce(
-        &mut dyn FnMut(&[u8]) -> Result<(), awari_db::TableError>,
-    ) -> Result<(), awari_db::TableError>,
-) -> Result<LevelCounts, BuildError> {
-    let path = level_path(dir, n);
-    let header = Header::values(rules, n);
-    let me = comm.rank();
-    let created: Result<Option<SharedTable>, BuildError> = if me == 0 {
-        SharedTable::create(&path, header)
-            .map(Some)
-            .map_err(Into::into)
-    } else {
-        Ok(None)
-    };
-    all_ok(comm, &created)?;
-    let table = match created? {
-        Some(t) => Ok(t),
-        None => SharedTable::open(&path, header).map_err(BuildError::from),
-    };
-    let written = table.and_then(|table| {
-        let mut sink = SliceSink::new(&table, start);
-        fill(&mut |d: &[u8]| sink.push(d))?;
-        let (counts, digests) = sink.finish()?;
-        Ok((table, counts, digests))
-    });
-    all_ok(comm, &written)?;
-    let (table, counts, digests) = written?;
-    // Every rank's slice is on disk: rank 0 gathers the digests and finishes the file.
-    let mut out = vec![Vec::new(); comm.size()];
-    out[0] = digests;
-    let got = comm.exchange(out);
-    let finished: Result<(), BuildError> = if me == 0 {
-        let mut all = vec![None; table.chunks()];
-        for pair in got.concat().chunks(2) {
-            all[pair[0] as usize] = Some(pair[1]);
-        }
-        table.finish(&all).map(|_| ()).map_err(Into::into)
-    } else {
-        Ok(())
-    };
-    all_ok(comm, &finished)?;
-    finished?;
-    let c = comm.sum(&[counts.wins, counts.draws, counts.losses]);
-    Ok(LevelCounts {
-        wins: c[0],
-        draws: c[1],
-        losses: c[2],
-    })
 }
 
 /// What each algorithm needs of a rank for a slice of `len` positions of a level on `threads`
@@ -829,17 +373,16 @@ pub fn build_distributed(
         let mine = if me == 0 { choice } else { Ok(0) };
         all_ok(comm, &mine)?;
         // 0: in memory; else the low-memory exit bucket.
-        let bucket = comm.sum(&[mine?])[0];
+        let plan = match comm.sum(&[mine?])[0] {
+            0 => Plan::InMemory,
+            bucket => Plan::LowMemory { bucket },
+        };
         sys::reset_peak_rss();
         let sampler = sys::AnonPeak::start();
         let start = Instant::now();
-        let built = if bucket == 0 {
-            build_level_distributed(comm, &opts.dir, n, opts.rules, &levels, shift, progress)?
-        } else {
-            build_level_distributed_low_memory(
-                comm, &opts.dir, n, opts.rules, &levels, shift, bucket, progress,
-            )?
-        };
+        let built = build_level_distributed(
+            comm, &opts.dir, n, opts.rules, &levels, shift, plan, progress,
+        )?;
         let seconds = start.elapsed().as_secs_f64();
         let opened = Table::open(&path, expect).map_err(BuildError::from);
         all_ok(comm, &opened)?;
@@ -851,11 +394,7 @@ pub fn build_distributed(
             counts: Some(built.counts),
             peak_rss: sys::peak_rss(),
             max_depth: None,
-            mode: Some(if bucket == 0 {
-                Mode::InMemory
-            } else {
-                Mode::LowMemory
-            }),
+            mode: Some(plan.mode()),
             peak_anon: sampler.finish(),
             exits: Some(ExitsStats {
                 seconds: built.exits_seconds,

@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
 use crate::progress::Progress;
-use crate::settle::{propagate_diverting, seed_boards, BuilderError, LevelCounts, Settle, NO_EXIT};
+use crate::settle::{propagate_diverting, seed_boards, BuilderError, Settle, NO_EXIT};
 use crate::state::StateArray;
 
 const PER_WORD: u64 = 12;
@@ -734,46 +734,41 @@ impl<'a> LowMemoryBuilder<'a> {
             .map(|_| ())
     }
 
-    /// Stream the values, in index order, to `sink`, and count wins, draws and losses. Blocks
-    /// of `WRITE_CHUNKS` chunks are read and decoded in parallel, then handed on in order.
+    /// Stream the values, in index order, to `sink`. Blocks of `WRITE_CHUNKS` chunks are read
+    /// and decoded in parallel, then handed on in order.
     pub fn write_values(
         &self,
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
-    ) -> Result<LevelCounts, TableError> {
-        let mut counts = LevelCounts::default();
+    ) -> Result<(), TableError> {
         let mut start = self.range.start;
         while start < self.range.end {
             let end = (start + WRITE_CHUNKS * CHUNK).min(self.range.end);
-            let block: Vec<(Vec<u8>, LevelCounts)> = chunks(start..end)
+            let block: Vec<Vec<u8>> = chunks(start..end)
                 .map(|(s, e)| self.values_of_chunk(s, e))
                 .collect::<Result<_, _>>()?;
-            for (values, c) in block {
+            for values in block {
                 sink(&values)?;
-                counts = counts.merge(c);
             }
             start = end;
         }
-        Ok(counts)
+        Ok(())
     }
 
-    /// The values of positions `start..end` (a whole chunk of this builder's range) and their
-    /// counts: the disk byte of settled positions, 0 for the others (never settled: an endless
-    /// cycle, a draw).
-    fn values_of_chunk(&self, start: u64, end: u64) -> Result<(Vec<u8>, LevelCounts), TableError> {
+    /// The values of positions `start..end` (a whole chunk of this builder's range): the disk
+    /// byte of settled positions, 0 for the others (never settled: an endless cycle, a draw).
+    fn values_of_chunk(&self, start: u64, end: u64) -> Result<Vec<u8>, TableError> {
         let mut values = vec![0u8; (end - start) as usize];
         self.read(start, &mut values)?;
         let first = ((start - self.range.start) / PER_WORD) as usize;
-        let mut counts = LevelCounts::default();
         for (w, bytes) in values.chunks_mut(PER_WORD as usize).enumerate() {
             let word = self.state.words()[first + w].load(Relaxed);
             for (k, byte) in bytes.iter_mut().enumerate() {
                 if (word >> (BITS as usize * k)) & MASK < SETTLED {
                     *byte = 0;
                 }
-                counts.add(*byte as i8);
             }
         }
-        Ok((values, counts))
+        Ok(values)
     }
 }
 

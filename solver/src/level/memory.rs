@@ -30,19 +30,16 @@
 //!    are settled is the attractor of the step, a set fixed by the game.
 //! 3. What is never settled lies on endless cycles and is worth 0.
 //!
-//! With depth tables, step 2 runs in breadth-first waves instead (the seeds, then what they
-//! settle, and so on) and each position's wave is recorded as its depth (see [`crate::depth`]).
-//!
-//! Memory: 2 bytes per position of the level (plus 2 for depths and the wave frontier when
-//! depth tables are kept). The lower levels are read once each, in order, and need not stay
-//! in the page cache.
+//! Memory: 2 bytes per position of the level. The lower levels are read once each, in order,
+//! and need not stay in the page cache. (Depths come from the depth passes, [`crate::depth`],
+//! over the finished table.)
 //!
 //! Setting the environment variable `AWARI_TIMINGS` prints each level's forward-pass, stream
 //! and settling times on stderr (for profiling).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
-use awari_db::{Board, Level, Levels, QuietMoves, Rules};
+use awari_db::{Level, Levels, QuietMoves, Rules};
 
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
 pub use crate::progress::{Progress, Silent};
@@ -52,35 +49,12 @@ pub use crate::settle::{BuilderError, LevelCounts};
 pub(crate) use crate::state::StateArray;
 use rayon::prelude::*;
 
-/// More waves in one step than a depth entry can count (never seen; reported, not clipped).
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "level {level}: a depth to conversion exceeds 65535 plies, more than the depth table can hold"
-)]
-pub struct DepthOverflow {
-    /// The level.
-    pub level: u32,
-}
-
-/// Why a level could not be solved.
-#[derive(Debug, thiserror::Error)]
-pub enum SolveError {
-    /// A depth too large for the depth table.
-    #[error(transparent)]
-    Depth(#[from] DepthOverflow),
-    /// A lower level that could not be read (a corrupt block of a compressed table).
-    #[error(transparent)]
-    Table(#[from] awari_db::TableError),
-}
-
-/// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the depth
-/// words and an allowance for the breadth-first frontier when depths are kept, the seeds of a
-/// settling step held at once (at most an eighth of a byte per position, see
+/// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the seeds of
+/// a settling step held at once (at most an eighth of a byte per position, see
 /// `LevelBuilder::settle_step`), and the write buffer.
-pub fn memory_needed(n: u32, keep_depth: bool) -> u64 {
+pub fn memory_needed(n: u32) -> u64 {
     let size = awari_db::level_size(n);
-    let per_position = if keep_depth { 2 + 2 + 4 } else { 2 };
-    per_position * size + size / 8 + size.min(WRITE_BLOCK as u64)
+    2 * size + size / 8 + size.min(WRITE_BLOCK as u64)
 }
 
 const WRITE_BLOCK: usize = 16 << 20;
@@ -91,53 +65,32 @@ pub struct LevelBuilder<'a> {
     rules: Rules,
     stream: CaptureStream<'a>,
     state: StateArray,
-    depth: Option<Vec<AtomicU16>>,
 }
 
 impl<'a> LevelBuilder<'a> {
     /// Prepare level `n`; levels n−2 … n−18 (those a capture can reach) must be in `lower`.
-    ///
-    /// With `keep_depth`, settling runs in breadth-first waves and records each position's
-    /// depth to conversion (2 more bytes per position).
-    pub fn new(
-        n: u32,
-        rules: Rules,
-        lower: &'a Levels,
-        keep_depth: bool,
-    ) -> Result<Self, BuilderError> {
+    pub fn new(n: u32, rules: Rules, lower: &'a Levels) -> Result<Self, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let level = Level::new(n);
         let state = StateArray::new(level.size() as usize)?;
-        let depth = keep_depth.then(|| {
-            let mut d = Vec::new();
-            d.resize_with(level.size() as usize, || AtomicU16::new(0));
-            d
-        });
         Ok(LevelBuilder {
             level,
             rules,
             stream,
             state,
-            depth,
         })
     }
 
-    /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value (and
-    /// [`LevelBuilder::depth`] every depth, when kept). Returns the largest depth and what the
-    /// exits phase cost.
-    pub fn solve(&mut self, progress: &dyn Progress) -> Result<(u16, ExitsStats), SolveError> {
+    /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value. Returns what
+    /// the exits phase cost.
+    pub fn solve(&mut self, progress: &dyn Progress) -> Result<ExitsStats, awari_db::TableError> {
         let t = std::time::Instant::now();
         let stats = self.compute_exits(progress)?;
         let exits = t.elapsed().as_secs_f64();
         let n = self.level.seeds();
         progress.phase("settle", self.level.size());
-        let mut deepest = 0;
         for i in (1..=n).rev() {
-            if self.depth.is_some() {
-                deepest = deepest.max(self.settle_step_waves(i as i8, progress)?);
-            } else {
-                self.settle_step(i as i8, progress);
-            }
+            self.settle_step(i as i8, progress);
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
@@ -145,7 +98,7 @@ impl<'a> LevelBuilder<'a> {
                 t.elapsed().as_secs_f64() - exits
             );
         }
-        Ok((deepest, stats))
+        Ok(stats)
     }
 
     /// The state words in parallel work items, each with the index of its first position.
@@ -207,16 +160,6 @@ impl<'a> LevelBuilder<'a> {
         )
     }
 
-    /// Scan for the positions that step `i` settles from their exits alone, settle them, and
-    /// return them per chunk: (chunk start, offsets and win flags).
-    fn seed_chunk(&self, i: i8, start: u64, words: &[AtomicU16]) -> Vec<(u32, bool)> {
-        scan_seeds(i, words, |k| {
-            if let Some(d) = &self.depth {
-                d[(start + k as u64) as usize].store(0, Relaxed);
-            }
-        })
-    }
-
     /// Step `i`, depth first, one segment of the level at a time: the segment's seeds are
     /// found and settled by a vectorised scan while no propagation runs (the state is
     /// borrowed exclusively), then each chunk's seeds are propagated in parallel.
@@ -259,72 +202,11 @@ impl<'a> LevelBuilder<'a> {
         }
     }
 
-    /// Step `i`, breadth first: wave 0 is the seeds, wave k+1 what wave k settles; a position's
-    /// wave is its depth to conversion (see [`crate::depth`]). Returns the deepest wave.
-    fn settle_step_waves(&self, i: i8, progress: &dyn Progress) -> Result<u16, DepthOverflow> {
-        let mut frontier: Vec<(Board, bool)> = self
-            .chunks()
-            .flat_map_iter(|(start, words)| {
-                let seeds = self.seed_chunk(i, start, words);
-                seed_boards(&self.level, start, seeds.iter().copied())
-            })
-            .collect();
-        let mut wave: u16 = 0;
-        while !frontier.is_empty() {
-            progress.advance(frontier.len() as u64);
-            if wave == u16::MAX {
-                return Err(DepthOverflow {
-                    level: self.level.seeds(),
-                });
-            }
-            let next = wave + 1;
-            frontier = frontier
-                .par_chunks(BATCH)
-                .fold(Vec::new, |mut out, batch| {
-                    let on_settled = |q: u64| {
-                        if let Some(d) = &self.depth {
-                            d[q as usize].store(next, Relaxed);
-                        }
-                    };
-                    expand(
-                        self,
-                        &self.level,
-                        self.rules,
-                        i,
-                        batch,
-                        &mut out,
-                        on_settled,
-                        &mut |_, _| false,
-                    );
-                    out
-                })
-                .reduce(Vec::new, |mut a, mut b| {
-                    a.append(&mut b);
-                    a
-                });
-            if !frontier.is_empty() {
-                wave = next;
-            }
-        }
-        Ok(wave)
-    }
-
     /// Apply to predecessor `q` the news that one of its children was settled at step `i`
     /// (`child_won`: the child is a win by i for its mover). Returns whether `q` got settled.
     #[inline]
     fn update_predecessor(&self, q: u64, i: i8, child_won: bool) -> bool {
         update_word(&self.state.words()[q as usize], i, child_won)
-    }
-
-    /// The depth to conversion of index `idx` (0 for draws), when depths are kept.
-    #[inline]
-    pub fn depth(&self, idx: u64) -> Option<u16> {
-        let d = self.depth.as_ref()?;
-        if self.value(idx) == 0 {
-            Some(0)
-        } else {
-            Some(d[idx as usize].load(Relaxed))
-        }
     }
 
     /// The value of index `idx` after [`LevelBuilder::solve`].
@@ -333,60 +215,23 @@ impl<'a> LevelBuilder<'a> {
         value_of(self.state.words()[idx as usize].load(Relaxed))
     }
 
-    /// Stream the depths, in index order, to `sink` as `width`-byte little-endian entries.
-    pub fn write_depths(
-        &self,
-        width: u8,
-        mut sink: impl FnMut(&[u8]) -> Result<(), awari_db::TableError>,
-    ) -> Result<(), awari_db::TableError> {
-        let size = self.level.size();
-        let per_block = (WRITE_BLOCK / usize::from(width)) as u64;
-        let mut buf = Vec::with_capacity(WRITE_BLOCK);
-        let mut start = 0u64;
-        while start < size {
-            let end = (start + per_block).min(size);
-            buf.clear();
-            for idx in start..end {
-                let d = self.depth(idx).expect("depths kept");
-                if width == 1 {
-                    buf.push(d as u8);
-                } else {
-                    buf.extend_from_slice(&d.to_le_bytes());
-                }
-            }
-            sink(&buf)?;
-            start = end;
-        }
-        Ok(())
-    }
-
-    /// Stream the values, in index order, to `sink` in blocks, and count wins, draws, losses.
+    /// Stream the values, in index order, to `sink` in blocks.
     pub fn write_values(
         &self,
         mut sink: impl FnMut(&[u8]) -> Result<(), awari_db::TableError>,
-    ) -> Result<LevelCounts, awari_db::TableError> {
-        let mut counts = LevelCounts::default();
+    ) -> Result<(), awari_db::TableError> {
         let mut buf = vec![0u8; WRITE_BLOCK];
         for (b, words) in self.state.words().chunks(WRITE_BLOCK).enumerate() {
             let out = &mut buf[..words.len()];
             let base = b * WRITE_BLOCK;
-            let c = out
-                .par_chunks_mut(CHUNK)
-                .enumerate()
-                .map(|(k, o)| {
-                    let mut c = LevelCounts::default();
-                    for (j, x) in o.iter_mut().enumerate() {
-                        let v = self.value((base + k * CHUNK + j) as u64);
-                        *x = v as u8;
-                        c.add(v);
-                    }
-                    c
-                })
-                .reduce(LevelCounts::default, LevelCounts::merge);
-            counts = counts.merge(c);
+            out.par_chunks_mut(CHUNK).enumerate().for_each(|(k, o)| {
+                for (j, x) in o.iter_mut().enumerate() {
+                    *x = self.value((base + k * CHUNK + j) as u64) as u8;
+                }
+            });
             sink(out)?;
         }
-        Ok(counts)
+        Ok(())
     }
 }
 

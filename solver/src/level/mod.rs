@@ -14,6 +14,32 @@ pub mod twobit;
 
 pub use memory::*;
 
+use crate::exits::ExitsStats;
+use twobit::Stage;
+
+/// What an algorithm's solve (exits and settling) reports to the build's driver
+/// (`crate::build::level`).
+#[derive(Clone, Copy, Debug)]
+pub struct Solved {
+    /// What the exits phase cost, over every run of the level.
+    pub exits: ExitsStats,
+    /// Seconds of earlier runs of a resumed level, up to their last checkpoint.
+    pub earlier_seconds: f64,
+    /// Where this run resumed the level, and the resumes in all.
+    pub resumed: Option<(Stage, u32)>,
+}
+
+impl Solved {
+    /// A level solved in one run from its start.
+    pub fn fresh(exits: ExitsStats) -> Solved {
+        Solved {
+            exits,
+            earlier_seconds: 0.0,
+            resumed: None,
+        }
+    }
+}
+
 /// The level algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Mode {

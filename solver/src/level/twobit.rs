@@ -87,9 +87,10 @@ use std::time::Instant;
 
 use awari_db::{level_size, Level, Levels, Rules, TableError};
 
+use super::Solved;
 use crate::exits::{CaptureStream, ExitsStats};
 use crate::progress::Progress;
-use crate::settle::{BuilderError, LevelCounts};
+use crate::settle::BuilderError;
 use crate::state::StateArray;
 use crate::sys;
 use checkpoint::read_checkpoint;
@@ -165,24 +166,6 @@ pub struct TwoBit<'a> {
     resumed_from: Option<Stage>,
 }
 
-/// What [`TwoBit::run`] reports.
-#[derive(Clone, Copy, Debug)]
-pub struct TwoBitReport {
-    /// Wins, draws and losses.
-    pub counts: LevelCounts,
-    /// The exits phase, over all runs.
-    pub exits: ExitsStats,
-    /// Bytes read and written, over all runs up to their checkpoints: the work, seed and
-    /// checkpoint files and the table (the lower levels are in `exits`).
-    pub bytes_read: u64,
-    /// See `bytes_read`.
-    pub bytes_written: u64,
-    /// Seconds over all runs (each up to its last checkpoint, this one to its end).
-    pub seconds: f64,
-    /// Where this run resumed, if it did, and how many times the level was resumed in all.
-    pub resumed: Option<(Stage, u32)>,
-}
-
 impl<'a> TwoBit<'a> {
     /// Prepare level `n` in `dir`, resuming from its checkpoint if there is a valid one (else
     /// starting afresh), with exit buckets of `bucket` positions (see [`exit_bucket`]).
@@ -255,21 +238,52 @@ impl<'a> TwoBit<'a> {
         Ok(builder)
     }
 
-    /// Build the level to its table, `dir/level-NN` (renamed into place), from wherever it
-    /// stands; the work files are removed at the end. A damaged work file (one the resume
-    /// did not read: a resume checks those it relies on) ends the run with
-    /// [`TableError::Damaged`] and removes the checkpoint, so that the next run starts the
-    /// level afresh.
-    pub fn run(self, progress: &dyn Progress) -> Result<TwoBitReport, BuilderError> {
-        let checkpoint = self.work.join(checkpoint::CKPT_NAME);
-        self.run_from_stage(progress).inspect_err(|e| {
-            if let BuilderError::Table(TableError::Damaged { .. }) = e {
-                let _ = std::fs::remove_file(&checkpoint);
-            }
-        })
+    /// Solve the level from wherever it stands: the exits (those not done), then every step
+    /// not settled, a checkpoint at least every few minutes; afterwards
+    /// [`TwoBit::write_values`] converts the work files into the table's values. A damaged
+    /// work file (one the resume did not read: a resume checks those it relies on) ends the
+    /// run with [`TableError::Damaged`] and removes the checkpoint, so that the next run
+    /// starts the level afresh.
+    pub fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
+        let solved = self.solve_from_stage(progress);
+        self.forget_if_damaged(solved)
     }
 
-    fn run_from_stage(mut self, progress: &dyn Progress) -> Result<TwoBitReport, BuilderError> {
+    /// The values, in index order, from the part files (see `convert`), a bucket at a time
+    /// into `sink`, after [`TwoBit::solve`]. Reads the files only: a kill here means doing it
+    /// again.
+    pub fn write_values(
+        &mut self,
+        sink: impl FnMut(&[u8]) -> Result<(), TableError>,
+    ) -> Result<(), BuilderError> {
+        // The states are not needed any more: their memory goes to the conversion.
+        self.state = StateArray::new(1).map_err(BuilderError::Alloc)?;
+        let converted = self.convert(sink).map_err(BuilderError::from);
+        self.forget_if_damaged(converted)
+    }
+
+    /// Bytes the work and checkpoint files read and wrote, over every run of the level.
+    pub fn work_io(&self) -> (u64, u64) {
+        (
+            self.carried.read + self.io.read.load(Relaxed),
+            self.carried.written + self.io.written.load(Relaxed),
+        )
+    }
+
+    /// The table is in place: the work directory goes.
+    pub fn finish(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.work);
+    }
+
+    /// `result`, after removing the checkpoint if it is a damaged work file.
+    fn forget_if_damaged<T>(&self, result: Result<T, BuilderError>) -> Result<T, BuilderError> {
+        if let Err(BuilderError::Table(TableError::Damaged { .. })) = &result {
+            let _ = std::fs::remove_file(self.work.join(checkpoint::CKPT_NAME));
+        }
+        result
+    }
+
+    fn solve_from_stage(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
         let n = self.level.seeds();
         if let Stage::Exits { done } = self.stage {
             let t = Instant::now();
@@ -327,22 +341,14 @@ impl<'a> TwoBit<'a> {
             }
         }
         drop(log);
-        progress.phase("write", self.level.size());
-        // The states are not needed any more: their memory goes to the conversion.
-        self.state = StateArray::new(1).map_err(BuilderError::Alloc)?;
-        let counts = self.convert(progress)?;
-        let _ = std::fs::remove_dir_all(&self.work);
-        Ok(TwoBitReport {
-            counts,
+        Ok(Solved {
             exits: ExitsStats {
                 seconds: self.carried.exits_seconds,
                 bytes_read: Some(self.carried.exits_read),
                 lower_bytes: self.stream.positions(),
                 passes: self.carried.passes,
             },
-            bytes_read: self.carried.read + self.io.read.load(Relaxed),
-            bytes_written: self.carried.written + self.io.written.load(Relaxed),
-            seconds: self.carried.seconds + self.started.elapsed().as_secs_f64(),
+            earlier_seconds: self.carried.seconds,
             resumed: self.resumed_from.map(|s| (s, self.resumes)),
         })
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use awari_db::{depth_path, level_path, Levels, Rules, SplitMix64};
-use awari_solver::build::{build_level_two_bit, Mode};
+use awari_solver::build::{build_level, Mode, Plan};
 use awari_solver::depth::{ClassPass, DepthPass};
 use awari_solver::Progress;
 
@@ -187,9 +187,16 @@ impl Pass for TwoBitPass {
     fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
         let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
         // Buckets of one checksum chunk: the exits phase checkpoints between them.
-        build_level_two_bit(dir, self.n, Rules::Awari, &levels, 1, progress)
-            .map(|_| ())
-            .map_err(|e| awari_db::one_line(&e))
+        build_level(
+            dir,
+            self.n,
+            Rules::Awari,
+            &levels,
+            Plan::TwoBit { bucket: 1 },
+            progress,
+        )
+        .map(|_| ())
+        .map_err(|e| awari_db::one_line(&e))
     }
     fn result(&self, dir: &Path) -> PathBuf {
         level_path(dir, self.n)

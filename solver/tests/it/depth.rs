@@ -1,5 +1,5 @@
-//! The compact depth pass ([`awari_solver::depth`]) against the in-memory builder's
-//! breadth-first waves (the reference): the same depth at every entry of every level up to
+//! The compact depth pass ([`awari_solver::depth`]) against the tests' independent
+//! breadth-first solver (`common/depths.rs`, the reference): the same depth at every entry of every level up to
 //! 11 (`AWARI_DEPTH_TOP` for more; the slow tier, `tests/levels_to_20`, checks 20) under the three rule sets, with small
 //! buckets (several passes over the lower levels) and with one; a false table (a quiet cycle
 //! labelled as a win) is refused, naming a board on the cycle; and a pass killed at every
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use awari_db::{depth_path, level_exists, Level, Levels, Rules};
 use awari_solver::depth::{compute_depth, DepthError, DepthPass};
-use awari_solver::{LevelBuilder, Silent};
+use awari_solver::Silent;
 
 use crate::common;
 use common::{build_mode, open_depth, temp};
@@ -21,17 +21,9 @@ fn top() -> u32 {
         .unwrap_or(11)
 }
 
-/// The in-memory builder's depths of level `n` (its values must match the table's).
+/// The reference depths of level `n`, from its values (see `common/depths.rs`).
 fn reference_depths(levels: &Levels, n: u32, rules: Rules) -> Vec<u16> {
-    let mut b = LevelBuilder::new(n, rules, levels, true).unwrap();
-    b.solve(&Silent).unwrap();
-    let table = levels.require(n).unwrap();
-    (0..Level::new(n).size())
-        .map(|i| {
-            assert_eq!(b.value(i), table.value(i).unwrap(), "level {n} index {i}");
-            b.depth(i).unwrap()
-        })
-        .collect()
+    common::reference::depths::depths(levels, n, rules)
 }
 
 fn values_dir(tag: &str, rules: Rules, top: u32) -> PathBuf {

@@ -185,7 +185,7 @@ fn low_memory_exit_buckets_under_abapa_and_grand_slam() {
 
 fn low_memory_exit_buckets(rule_sets: &[Rules]) {
     use awari_db::Levels;
-    use awari_solver::build::build_level_low_memory;
+    use awari_solver::build::{build_level, Plan};
     let (lo, hi) = (11, 15);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
@@ -203,7 +203,16 @@ fn low_memory_exit_buckets(rule_sets: &[Rules]) {
             let levels = Levels::open(&low, Some(rules)).unwrap();
             // One chunk (786,432 positions) per bucket: levels 11..15 take 1 to 8 passes.
             let built = pool
-                .install(|| build_level_low_memory(&low, n, rules, &levels, 1, &Silent))
+                .install(|| {
+                    build_level(
+                        &low,
+                        n,
+                        rules,
+                        &levels,
+                        Plan::LowMemory { bucket: 1 },
+                        &Silent,
+                    )
+                })
                 .unwrap();
             let size = awari_db::level_size(n);
             assert_eq!(

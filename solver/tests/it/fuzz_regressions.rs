@@ -5,7 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use awari_db::{level_path, level_size, Levels, Rules};
-use awari_solver::build::{build_level_two_bit, Mode};
+use awari_solver::build::{build_level, Mode, Plan};
 use awari_solver::twobit::{checkpoint_stage, work_dir, Stage};
 use awari_solver::{Progress, Silent};
 
@@ -61,7 +61,14 @@ fn an_exit_list_offset_past_the_level_is_refused_not_a_panic() {
         let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
         let stop = StopAt(AtomicUsize::new(0), at);
         let run = catch_unwind(AssertUnwindSafe(|| {
-            build_level_two_bit(&dir, n, Rules::Awari, &levels, 1, &stop)
+            build_level(
+                &dir,
+                n,
+                Rules::Awari,
+                &levels,
+                Plan::TwoBit { bucket: 1 },
+                &stop,
+            )
         }));
         let stage = checkpoint_stage(&dir, n, Rules::Awari).unwrap();
         if run.is_err() && stage == Some(Stage::Settle { next: n }) {
@@ -86,12 +93,27 @@ fn an_exit_list_offset_past_the_level_is_refused_not_a_panic() {
     assert!(level_size(n) < 20_000);
     std::fs::write(&path, record(0, &body)).unwrap();
     let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
-    match build_level_two_bit(&dir, n, Rules::Awari, &levels, 1, &Silent) {
+    match build_level(
+        &dir,
+        n,
+        Rules::Awari,
+        &levels,
+        Plan::TwoBit { bucket: 1 },
+        &Silent,
+    ) {
         Ok(_) => assert!(std::fs::read(level_path(&dir, n)).unwrap() == want),
         Err(e) => {
             let e = e.to_string();
             assert!(e.contains("exit-none"), "{e}");
-            build_level_two_bit(&dir, n, Rules::Awari, &levels, 1, &Silent).unwrap();
+            build_level(
+                &dir,
+                n,
+                Rules::Awari,
+                &levels,
+                Plan::TwoBit { bucket: 1 },
+                &Silent,
+            )
+            .unwrap();
             assert!(std::fs::read(level_path(&dir, n)).unwrap() == want);
         }
     }
@@ -123,7 +145,14 @@ fn a_two_bit_bucket_beyond_the_level_is_refused_not_an_abort() {
         let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
         let stop = StopAt(AtomicUsize::new(0), at);
         let run = catch_unwind(AssertUnwindSafe(|| {
-            build_level_two_bit(&dir, n, Rules::Awari, &levels, 1, &stop)
+            build_level(
+                &dir,
+                n,
+                Rules::Awari,
+                &levels,
+                Plan::TwoBit { bucket: 1 },
+                &stop,
+            )
         }));
         let stage = checkpoint_stage(&dir, n, Rules::Awari).unwrap();
         if run.is_err() && stage == Some(Stage::Settle { next: n }) {

@@ -1,35 +1,26 @@
-//! The end of a two-bit level: the log's part files (see `log`) merged into the table, one
-//! exit bucket at a time, in the memory the exits phase used: the bucket's bytes zeroed (a
-//! draw), its part file read once and each position given its value, the bytes appended to a
-//! [`TableWriter`] (which checksums, writes the header, syncs and renames). The table is
-//! written inside the work directory and moved to `level-NN.values` when whole.
+//! The end of a two-bit level: the log's part files (see `log`) merged into the table's
+//! values, one exit bucket at a time, in the memory the exits phase used: the bucket's bytes
+//! zeroed (a draw), its part file read once and each position given its value, the bytes
+//! handed on in order (the build's driver writes them: `crate::build::level`).
 
-use std::sync::atomic::Ordering::Relaxed;
-
-use awari_db::table::{rename_into_place, TableWriter, CHECKSUM_CHUNK};
-use awari_db::{level_path, Header, TableError};
-use rayon::prelude::*;
+use awari_db::table::CHECKSUM_CHUNK;
+use awari_db::TableError;
 
 use super::log::decode;
 use super::stream::list_batch;
 use super::work_files::part_name;
 use super::{TwoBit, CHUNK};
-use crate::progress::Progress;
-use crate::settle::LevelCounts;
 
 const _: () = assert!(CHECKSUM_CHUNK as u64 % CHUNK == 0);
 
 impl TwoBit<'_> {
-    /// Merge the part files into the table (see the module documentation). Reads the files
-    /// only, so a kill here means doing it again.
-    pub(super) fn convert(&self, progress: &dyn Progress) -> Result<LevelCounts, TableError> {
-        let n = self.level.seeds();
+    /// Merge the part files into the values, a bucket at a time into `sink` (see the module
+    /// documentation).
+    pub(super) fn convert(
+        &self,
+        mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
+    ) -> Result<(), TableError> {
         let size = self.level.size();
-        let dir = self.work.parent().unwrap_or(std::path::Path::new("."));
-        let path = level_path(dir, n);
-        let inside = self.work.join(path.file_name().expect("a table's name"));
-        let mut table = TableWriter::create(&inside, Header::values(self.rules, n))?;
-        let mut counts = LevelCounts::default();
         let mut buf = Vec::new();
         for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
             let end = (start + self.bucket).min(size);
@@ -54,24 +45,9 @@ impl TwoBit<'_> {
                     apply(&batch, &mut buf, first);
                 }
             }
-            counts = buf
-                .par_chunks(CHECKSUM_CHUNK)
-                .map(|block| {
-                    let mut c = LevelCounts::default();
-                    for &v in block {
-                        c.add(v as i8);
-                    }
-                    c
-                })
-                .reduce(LevelCounts::default, LevelCounts::merge)
-                .merge(counts);
-            table.write(&buf)?;
-            self.io.written.fetch_add(buf.len() as u64, Relaxed);
-            progress.advance(end - start);
+            sink(&buf)?;
         }
-        table.finish()?;
-        rename_into_place(&inside, &path)?;
-        Ok(counts)
+        Ok(())
     }
 
     /// A part file with a position outside its bucket: the work directory is damaged.

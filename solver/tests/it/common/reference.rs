@@ -1,8 +1,8 @@
 //! The slow tier's reference database, built once and shared by every test and every test
 //! binary that needs it (the solver's `levels_to_20`, the probe's `perfect_play`): levels
 //! 0..=[`shared_top`] of a rule set (20 under awari, 16 under the others) built by the
-//! in-memory algorithm (the reference), with that builder's breadth-first depths beside them in
-//! [`in_memory_depths`].
+//! in-memory algorithm (the reference), with their depths beside them in [`in_memory_depths`],
+//! from the independent breadth-first solver of `depths.rs`.
 //!
 //! ```text
 //! <target>/tmp/reference-<rules>-<key>/        level-NN.values, 0..=20 (18)
@@ -10,7 +10,8 @@
 //! <target>/tmp/reference-<rules>.lock          held while it is checked or built
 //! ```
 //!
-//! `<key>` is a hash of the sources that write it (`db/src`, `solver/src` and this file): a
+//! `<key>` is a hash of the sources that write it (`db/src`, `solver/src`, this file and
+//! `depths.rs`): a
 //! change to any of them builds a new one, and an unchanged tree reuses the last one once its
 //! checksums verify. A file lock makes processes that start together (nextest, two test
 //! binaries) build it once; it is built in `*.tmp` and renamed, so a killed build leaves no
@@ -20,8 +21,11 @@
 use std::path::{Path, PathBuf};
 
 use awari_db::{depth_path, level_exists, Content, Expect, Levels, Rules, Table};
-use awari_solver::build::build_level;
+use awari_solver::build::{build_level, Plan};
 use awari_solver::Silent;
+
+#[path = "depths.rs"]
+pub mod depths;
 
 /// The highest level of the shared reference, under awari.
 pub const SHARED_TOP: u32 = 20;
@@ -72,16 +76,16 @@ pub fn shared_reference(rules: Rules) -> PathBuf {
     dir
 }
 
-/// Build levels 0..=[`shared_top`] into `dir` in memory, moving each level's depth table into
-/// [`in_memory_depths`].
+/// Build levels 0..=[`shared_top`] into `dir` in memory, and each level's depth table into
+/// [`in_memory_depths`] (see `depths.rs`).
 fn build_reference(dir: &Path, rules: Rules) {
-    let depths = in_memory_depths(dir);
-    std::fs::create_dir_all(&depths).unwrap();
+    let out = in_memory_depths(dir);
+    std::fs::create_dir_all(&out).unwrap();
     for n in (0..=shared_top(rules)).filter(|&n| level_exists(n)) {
+        let lower = Levels::open(dir, Some(rules)).unwrap();
+        build_level(dir, n, rules, &lower, Plan::InMemory, &Silent).unwrap();
         let levels = Levels::open(dir, Some(rules)).unwrap();
-        build_level(dir, n, rules, &levels, true, &Silent).unwrap();
-        let d = depth_path(dir, n);
-        std::fs::rename(&d, depths.join(d.file_name().unwrap())).unwrap();
+        depths::write_depth_table(&levels, n, rules, &out);
     }
 }
 
@@ -113,6 +117,7 @@ fn sources_key() -> u64 {
         collect(&root.join(d), &mut files);
     }
     files.push(root.join("solver/tests/it/common/reference.rs"));
+    files.push(root.join("solver/tests/it/common/depths.rs"));
     files.sort();
     let mut all = Vec::new();
     for f in files {

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use awari_db::{level_exists, level_path, level_size, Levels, Rules};
-use awari_solver::build::{build_level_two_bit, Mode};
+use awari_solver::build::{build_level, Mode, Plan};
 use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
@@ -79,7 +79,7 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
     for (n, passes) in levels_passes {
         let levels = Levels::open(&dir, Some(rules)).unwrap();
         let built = pool(2)
-            .install(|| build_level_two_bit(&dir, n, rules, &levels, 1, &Silent))
+            .install(|| build_level(&dir, n, rules, &levels, Plan::TwoBit { bucket: 1 }, &Silent))
             .unwrap();
         assert_eq!(built.exits.passes, passes, "{rules} level {n}");
         assert!(built.resumed.is_none());

@@ -1,22 +1,26 @@
-//! Building a database directory: every missing level in order, each written atomically.
+//! Building a database directory: every missing level in order, each written atomically by
+//! the one driver of a level's build (`level`), whatever algorithm builds it.
+
+pub mod level;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use awari_db::table::tmp_path;
 use awari_db::{
-    depth_path, level_exists, level_path, level_size, Content, DbError, Expect, Header, Levels,
-    Rules, Table, TableError, TableWriter,
+    depth_path, level_exists, level_path, level_size, Content, DbError, Expect, Levels, Rules,
+    Table, TableError,
 };
 use rayon::prelude::*;
 
 use crate::cost::{Choice, Needs};
 use crate::exits::ExitsStats;
 pub use crate::level::Mode;
-use crate::level::{LevelBuilder, LevelCounts, Progress};
-use crate::lowmem::{self, LowMemoryBuilder};
+use crate::level::{LevelCounts, Progress};
+use crate::lowmem;
 use crate::sys;
-use crate::twobit::{self, Stage, TwoBit};
+use crate::twobit::{self, Stage};
+pub use level::{build_level, BuiltLevel, Plan};
 
 /// Why a build stopped.
 #[derive(Debug, thiserror::Error)]
@@ -24,9 +28,6 @@ pub enum BuildError {
     /// A database directory problem (wrong rule set, unreadable table).
     #[error(transparent)]
     Db(#[from] DbError),
-    /// A depth exceeded what a depth table can hold.
-    #[error(transparent)]
-    Depth(#[from] crate::level::DepthOverflow),
     /// The depth pass of a level failed (`--depth`).
     #[error(transparent)]
     DepthPass(#[from] crate::depth::DepthError),
@@ -101,15 +102,6 @@ pub enum BuildError {
     /// A level could not be compressed (`--compress`).
     #[error(transparent)]
     Compress(#[from] crate::compress::CompressError),
-}
-
-impl From<crate::level::SolveError> for BuildError {
-    fn from(e: crate::level::SolveError) -> BuildError {
-        match e {
-            crate::level::SolveError::Depth(d) => BuildError::Depth(d),
-            crate::level::SolveError::Table(t) => BuildError::Table(t),
-        }
-    }
 }
 
 /// What a build is asked to do.
@@ -333,22 +325,10 @@ pub fn build(
             twobit::remove_work_files(&opts.dir, n);
         }
         let budget = opts.memory.or_else(sys::memory_available);
-        let threads = rayon::current_num_threads();
-        let built = match mode {
-            Mode::LowMemory => {
-                let bucket = lowmem::exit_bucket(n, threads, budget);
-                build_level_low_memory(&opts.dir, n, opts.rules, &levels, bucket, progress)
-            }
-            Mode::TwoBit => {
-                let bucket = twobit::exit_bucket(n, threads, budget);
-                build_level_two_bit(&opts.dir, n, opts.rules, &levels, bucket, progress)
-            }
-            _ => build_level(&opts.dir, n, opts.rules, &levels, false, progress),
-        }
-        .map_err(|e| disk_full(e, n, level_disk(n, mode, opts.depth), mode))?;
-        let seconds = built
-            .seconds
-            .unwrap_or_else(|| start.elapsed().as_secs_f64());
+        let plan = Plan::new(mode, n, rayon::current_num_threads(), budget);
+        let built = build_level(&opts.dir, n, opts.rules, &levels, plan, progress)
+            .map_err(|e| disk_full(e, n, level_disk(n, mode, opts.depth), mode))?;
+        let seconds = built.seconds;
         let expect = |content| Expect {
             rules: Some(opts.rules),
             seeds: Some(n),
@@ -404,134 +384,6 @@ fn add_depth(
     let report = crate::depth::compute_depth(levels, n, &opts.dir, budget, true, 10, progress)?;
     crate::depth::store_depth(levels, n, opts.depth_form, progress)?;
     Ok(report)
-}
-
-/// What [`build_level`] produced.
-#[derive(Clone, Copy, Debug)]
-pub struct BuiltLevel {
-    /// Wins, draws and losses for the side to move.
-    pub counts: LevelCounts,
-    /// The largest depth, when depth tables were written.
-    pub max_depth: Option<u16>,
-    /// What the exits phase cost.
-    pub exits: ExitsStats,
-    /// Bytes read and written.
-    pub io: LevelIo,
-    /// Seconds over every run of a resumed level (`None`: this run's time is the level's).
-    pub seconds: Option<f64>,
-    /// Where this run resumed, and the resumes in all.
-    pub resumed: Option<(Stage, u32)>,
-}
-
-/// The I/O of a level: the lower levels once per exits pass and `work_read` bytes of work
-/// files read; `written` bytes written (tables and work files).
-fn level_io(exits: &ExitsStats, work_read: u64, written: u64) -> LevelIo {
-    LevelIo {
-        read: exits.lower_bytes * u64::from(exits.passes) + work_read,
-        written,
-    }
-}
-
-/// Solve level `n` and write it atomically into `dir` (values, and depths with `keep_depth`:
-/// one byte per entry when the level's largest depth fits, else two).
-pub fn build_level(
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    lower: &Levels,
-    keep_depth: bool,
-    progress: &dyn Progress,
-) -> Result<BuiltLevel, BuildError> {
-    let mut builder = LevelBuilder::new(n, rules, lower, keep_depth)?;
-    let (deepest, exits) = builder.solve(progress)?;
-    progress.phase("write", level_size(n));
-    let mut max_depth = None;
-    let mut depth_bytes = 0;
-    if keep_depth {
-        let width = if deepest <= u16::from(u8::MAX) { 1 } else { 2 };
-        depth_bytes = level_size(n) * u64::from(width);
-        let mut w = TableWriter::create(depth_path(dir, n), Header::depth(rules, n, width))?;
-        builder.write_depths(width, |d| w.write(d))?;
-        w.finish()?;
-        max_depth = Some(deepest);
-    }
-    let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
-    Ok(BuiltLevel {
-        counts,
-        max_depth,
-        exits,
-        io: level_io(&exits, 0, level_size(n) + depth_bytes),
-        seconds: None,
-        resumed: None,
-    })
-}
-
-/// Write the values table of level `n` atomically, from a builder's `write_values`.
-fn write_values_table(
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    progress: &dyn Progress,
-    write_values: impl FnOnce(
-        &mut dyn FnMut(&[u8]) -> Result<(), TableError>,
-    ) -> Result<LevelCounts, TableError>,
-) -> Result<LevelCounts, BuildError> {
-    let mut w = TableWriter::create(level_path(dir, n), Header::values(rules, n))?;
-    let counts = write_values(&mut |d: &[u8]| {
-        progress.advance(d.len() as u64);
-        w.write(d)
-    })?;
-    w.finish()?;
-    Ok(counts)
-}
-
-/// Solve level `n` with the low-memory algorithm, its exits in buckets of `bucket` positions
-/// (see [`lowmem::exit_bucket`]), and write it atomically into `dir`.
-pub fn build_level_low_memory(
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    lower: &Levels,
-    bucket: u64,
-    progress: &dyn Progress,
-) -> Result<BuiltLevel, BuildError> {
-    let builder = LowMemoryBuilder::new(dir, n, rules, lower, bucket)?;
-    let exits = builder.solve(progress)?;
-    progress.phase("write", level_size(n));
-    let counts = write_values_table(dir, n, rules, progress, |sink| builder.write_values(sink))?;
-    let (read, written) = builder.work_io();
-    Ok(BuiltLevel {
-        counts,
-        max_depth: None,
-        exits,
-        io: level_io(&exits, read, level_size(n) + written),
-        seconds: None,
-        resumed: None,
-    })
-}
-
-/// Solve level `n` with the two-bit algorithm, its exits in buckets of `bucket` positions
-/// (see [`twobit::exit_bucket`]), resuming from its checkpoint in `dir` if it has one; the
-/// work file becomes the table.
-pub fn build_level_two_bit(
-    dir: &Path,
-    n: u32,
-    rules: Rules,
-    lower: &Levels,
-    bucket: u64,
-    progress: &dyn Progress,
-) -> Result<BuiltLevel, BuildError> {
-    let builder = TwoBit::open(dir, n, rules, lower, bucket)?;
-    let r = builder.run(progress)?;
-    Ok(BuiltLevel {
-        counts: r.counts,
-        max_depth: None,
-        exits: r.exits,
-        // The table is the work file: its writes are counted there.
-        io: level_io(&r.exits, r.bytes_read, r.bytes_written),
-        seconds: Some(r.seconds),
-        resumed: r.resumed,
-    })
 }
 
 /// Pick the algorithm for level `n` ([`crate::cost::choose`]) and check that memory and disk
