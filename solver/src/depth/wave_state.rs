@@ -116,7 +116,10 @@ impl WaveState {
 
     /// Make the new positions done and write them to the wave file `path`, in index order
     /// (to its `.tmp`, synced where `durable`, renamed), each with the flag `flag(q)`; returns
-    /// how many there were and the bytes written.
+    /// how many there were and the bytes written. With no new position and not `durable`, no
+    /// file is written (one at `path` is removed): on a small level most waves of most value
+    /// classes are empty, and creating and renaming their files was most of a class pass's
+    /// time. A durable wave is always written, so that a resume can tell it from a lost file.
     pub(super) fn write_new(
         &self,
         path: &Path,
@@ -128,7 +131,10 @@ impl WaveState {
             path: tmp.clone(),
             source,
         };
-        let mut file = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io)?);
+        let create = || -> Result<BufWriter<File>, TableError> {
+            Ok(BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io)?))
+        };
+        let mut file = if durable { Some(create()?) } else { None };
         let chunks = self.size.div_ceil(CHUNK);
         let mut count = 0u64;
         let mut bytes = 0u64;
@@ -150,11 +156,27 @@ impl WaveState {
             for (found, r) in records {
                 count += found;
                 if !r.is_empty() {
-                    file.write_all(&r).map_err(io)?;
+                    let f = match &mut file {
+                        Some(f) => f,
+                        slot => slot.insert(create()?),
+                    };
+                    f.write_all(&r).map_err(io)?;
                     bytes += r.len() as u64;
                 }
             }
         }
+        let Some(mut file) = file else {
+            // Not durable and empty: no file.
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(TableError::Io {
+                        path: path.to_path_buf(),
+                        source: e,
+                    })
+                }
+                _ => return Ok((0, 0)),
+            }
+        };
         file.flush().map_err(io)?;
         if durable {
             file.get_ref().sync_data().map_err(io)?;

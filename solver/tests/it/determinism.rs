@@ -25,14 +25,17 @@ fn assert_same(a: &Path, b: &Path, max: u32) {
 #[test]
 fn same_bytes_with_one_two_and_four_threads() {
     for rules in Rules::ALL {
+        // The other rule sets differ in their moves alone: fewer levels (the slow tier takes
+        // them to 16 under every mode).
+        let top = if rules == Rules::Awari { 13 } else { 11 };
         let one = temp(&format!("t1-{rules}"));
         let two = temp(&format!("t2-{rules}"));
         let four = temp(&format!("t4-{rules}"));
-        build_with_threads(&one, 1, rules, 13);
-        build_with_threads(&two, 2, rules, 13);
-        build_with_threads(&four, 4, rules, 13);
-        assert_same(&one, &two, 13);
-        assert_same(&one, &four, 13);
+        build_with_threads(&one, 1, rules, top);
+        build_with_threads(&two, 2, rules, top);
+        build_with_threads(&four, 4, rules, top);
+        assert_same(&one, &two, top);
+        assert_same(&one, &four, top);
         for d in [one, two, four] {
             std::fs::remove_dir_all(d).unwrap();
         }

@@ -123,7 +123,7 @@ impl ClassPass<'_> {
             let (rules, level) = (self.rules, &self.level);
             // Half 1: won entries into their open lost predecessors (the loss test).
             let path = class_wave_path(&self.out, n, v, true, k);
-            propagate_file(&path, level, |group| {
+            self.propagate_wave(&path, |group| {
                 let mut losers = Vec::with_capacity(group.len() * 6);
                 for &(_, board) in group {
                     board.for_each_ranked_predecessor_pit(rules, level, |q, pred, h| {
@@ -137,7 +137,7 @@ impl ClassPass<'_> {
             let lost = self.collect(v, false, k + 1)?;
             // Half 2: lost entries into their open won predecessors.
             let path = class_wave_path(&self.out, n, v, false, k);
-            propagate_file(&path, level, |group| {
+            self.propagate_wave(&path, |group| {
                 let mut preds = Vec::with_capacity(group.len() * 6);
                 for &(_, board) in group {
                     board.for_each_ranked_predecessor_pit(rules, level, |q, _, _| {
@@ -210,6 +210,20 @@ impl ClassPass<'_> {
                 }
             }
         }
+    }
+
+    /// [`propagate_file`] of a wave file: one that is not there is an empty wave where waves
+    /// are not durable (see `WaveState::write_new`), and an error where they are.
+    fn propagate_wave(
+        &self,
+        path: &Path,
+        f: impl Fn(&[(u64, Board)]) + Sync,
+    ) -> Result<(), DepthError> {
+        if !self.durable_waves() && !path.exists() {
+            return Ok(());
+        }
+        propagate_file(path, &self.level, f)?;
+        Ok(())
     }
 
     /// Make the new positions done and write them to the won or lost wave file `k` of class
