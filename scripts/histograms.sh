@@ -1,51 +1,82 @@
 #!/usr/bin/env bash
-# Value histograms of every level of a database, as published tables count them (all
-# C(N+11,11) boards with N seeds), into results/histograms-RULES.json: one line per level,
-# each the output of `awari-solver stats --stones N --all-configurations --json`, so the file
-# diffs level by level and anyone can compare it with the published tables.
+# The published-comparable results of a database, one line per level so that the files diff
+# level by level:
+#   - results/histograms-RULES.json: the value histogram of every level, as published tables
+#     count them (all C(N+11,11) boards with N seeds), each line the output of
+#     `awari-solver stats --stones N --all-configurations --json`;
+#   - results/depth-RULES.json: the depths to conversion of every level that has a depth table
+#     (the largest depth, the won and lost positions per depth, the draws, the first position
+#     of the largest depth), each line `awari-solver stats --stones N --depth --json`.
 #
 # Usage: scripts/histograms.sh DB [MAX=every level present]   SOLVER=path: that binary
-#   Levels already in the results file are kept (a level's histogram never changes); the
-#   file is rewritten in level order.
+#   ONLY=values|depth   write one of the two files
+#   Levels already in a results file are kept (a level's histogram never changes); the files
+#   are rewritten in level order.
 set -euo pipefail
 DB=${1:?usage: scripts/histograms.sh DB [MAX]}
+MAX=${2:-48}
+ONLY=${ONLY:-}
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 solver_bin
-SOLVER=$BIN
-# The rule set is byte 12 of a plain or a compressed table.
+# The rule set is byte 12 of a plain or a compressed table; raw VU scores.N files are awari.
 FIRST=$DB/level-00.values
 [ -f "$FIRST" ] || FIRST=$DB/level-00.cvalues
-RULES=$(od -An -tu1 -j12 -N1 "$FIRST" | tr -d ' ')
-case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; 3) RULES=cross-wari ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
-OUT=results/histograms-$RULES.json
-mkdir -p results
-MAX=${2:-48}
-declare -A have
-if [ -f "$OUT" ]; then
-  while IFS= read -r line; do
-    n=$(sed -n 's/^ *{"stones":\([0-9]*\),.*/\1/p' <<<"$line")
-    [ -n "$n" ] && have[$n]=$(sed 's/^ *//; s/,$//' <<<"$line")
-  done < "$OUT"
+if [ -f "$FIRST" ]; then
+  RULES=$(od -An -tu1 -j12 -N1 "$FIRST" | tr -d ' ')
+else
+  RULES=0
 fi
-for n in $(seq 0 "$MAX"); do
-  [ "$n" = 47 ] && continue
-  [ -f "$DB/$(printf 'level-%02d.values' "$n")" ] || [ -f "$DB/$(printf 'level-%02d.cvalues' "$n")" ] || continue
-  if [ -z "${have[$n]:-}" ]; then
-    echo "level $n ..." >&2
-    have[$n]=$("$SOLVER" stats --db "$DB" --stones "$n" --all-configurations --json)
+case "$RULES" in 0) RULES=awari ;; 1) RULES=abapa ;; 2) RULES=grand-slam ;; 3) RULES=cross-wari ;; *) echo "cannot read the rule set of $FIRST" >&2; exit 1 ;; esac
+mkdir -p results
+
+# collect OUT HEAD EXT1 EXT2 STATS-ARGS...: the levels of DB with a file level-NN.EXT1 or
+# .EXT2, each line kept from OUT or computed by `stats --stones N STATS-ARGS`, written to OUT
+# under the JSON head HEAD.
+collect() {
+  local out=$1 head=$2 ext1=$3 ext2=$4
+  shift 4
+  local -A have=()
+  local line n first
+  if [ -f "$out" ]; then
+    while IFS= read -r line; do
+      n=$(sed -n 's/^ *{"stones":\([0-9]*\),.*/\1/p' <<<"$line")
+      [ -n "$n" ] && have[$n]=$(sed 's/^ *//; s/,$//' <<<"$line")
+    done < "$out"
   fi
-done
-{
-  echo "{\"rules\":\"$RULES\",\"counted\":\"all configurations\",\"levels\":["
-  first=1
-  for n in $(printf '%s\n' "${!have[@]}" | sort -n); do
-    [ $first = 1 ] || echo ","
-    printf ' %s' "${have[$n]}"
-    first=0
+  for n in $(seq 0 "$MAX"); do
+    [ "$n" = 47 ] && continue
+    [ -f "$DB/$(printf "level-%02d.$ext1" "$n")" ] || [ -f "$DB/$(printf "level-%02d.$ext2" "$n")" ] || continue
+    if [ -z "${have[$n]:-}" ]; then
+      echo "$out: level $n ..." >&2
+      have[$n]=$("$BIN" stats --db "$DB" --stones "$n" "$@" --json)
+    fi
   done
-  echo
-  echo "]}"
-} > "$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
-echo "$OUT: levels $(printf '%s\n' "${!have[@]}" | sort -n | tr '\n' ' ')" >&2
+  if [ ${#have[@]} = 0 ]; then
+    echo "$out: no level with a $ext1 or $ext2 table, not written" >&2
+    return
+  fi
+  {
+    echo "{\"rules\":\"$RULES\",$head,\"levels\":["
+    first=1
+    for n in $(printf '%s\n' "${!have[@]}" | sort -n); do
+      [ $first = 1 ] || echo ","
+      printf ' %s' "${have[$n]}"
+      first=0
+    done
+    echo
+    echo "]}"
+  } > "$out.tmp"
+  mv "$out.tmp" "$out"
+  echo "$out: levels $(printf '%s\n' "${!have[@]}" | sort -n | tr '\n' ' ')" >&2
+}
+
+if [ "$ONLY" != depth ]; then
+  collect "results/histograms-$RULES.json" '"counted":"all configurations"' values cvalues \
+    --all-configurations
+fi
+if [ "$ONLY" != values ]; then
+  collect "results/depth-$RULES.json" \
+    '"counted":"indexed positions","depth":"plies to conversion (a capture or the end of the game) with perfect play"' \
+    depth cdepth --depth
+fi
