@@ -132,7 +132,10 @@ impl WaveState {
             source,
         };
         let create = || -> Result<BufWriter<File>, TableError> {
-            Ok(BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io)?))
+            Ok(BufWriter::with_capacity(
+                1 << 20,
+                File::create(&tmp).map_err(io)?,
+            ))
         };
         let mut file = if durable { Some(create()?) } else { None };
         let chunks = self.size.div_ceil(CHUNK);

@@ -38,8 +38,9 @@
 //!    appended in sorted blocks to one part file per exit bucket (see `log`).
 //!
 //!    So a step reads only its two exit lists, not the level, and writes only what it settles.
-//! 3. After step 1, the **conversion** writes the table a bucket at a time from its part
-//!    file (see `convert`): a position in none is a draw.
+//! 3. After step 1, the **conversion** hands the table's values to the build's driver a
+//!    bucket at a time, each from its part file (see `convert`): a position in none is a
+//!    draw.
 //!
 //! Every position a step settles is settled at ±i and the sets are those of the in-memory
 //! algorithm (a loss test that fails in the stream, because a child is won later in the
@@ -59,7 +60,7 @@
 //!
 //! # Files
 //!
-//! This file holds the builder's types and its driver ([`TwoBit::open`], [`TwoBit::run`]);
+//! This file holds the builder's types and its phases ([`TwoBit::open`], [`TwoBit::solve`], [`TwoBit::write_values`]);
 //! the rest, one concept a file, in `twobit/`: `codes` (the 2-bit states and their updates,
 //! the loss test), `budget` (the memory, disk and I/O a level needs, the exit buckets),
 //! `work_files` (the work directory, its names, the record files' writer and reader),

@@ -59,7 +59,11 @@ fn left_behind(dir: &Path, n: u32) -> Vec<String> {
 fn class_pass_writes_the_wave_pass_tables() {
     for rules in Rules::ALL {
         // The other rule sets differ in their moves alone: two levels fewer.
-        let top = if rules == Rules::Awari { top() } else { top() - 2 };
+        let top = if rules == Rules::Awari {
+            top()
+        } else {
+            top() - 2
+        };
         let dir = values_dir("equal", rules, top);
         let levels = Levels::open(&dir, Some(rules)).unwrap();
         let waves = temp(&format!("classes-waves-{rules}"));

@@ -2,7 +2,7 @@
 //! the propagation reaches), with its value ±step, gathered in RAM across steps and, when the
 //! gathered entries reach the capacity or a checkpoint is due, sorted and appended to the
 //! **part files**, one per exit bucket of the level (`part-KKK`: the positions of bucket K).
-//! The conversion then writes the table a bucket at a time, each bucket from its part file
+//! The conversion then gives the table's values a bucket at a time, each from its part file
 //! alone, in as much RAM as the exits phase used (see `convert`).
 //!
 //! A part file is a sequence of records (`crate::seed_records`: chunk, length, check, body),
