@@ -67,9 +67,16 @@ fn setup() -> Setup {
 /// Resume the build in `dir`: `Err` with the error's text.
 fn build(dir: &std::path::Path) -> Result<(), String> {
     let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
-    build_level(dir, N, Rules::Awari, &levels, Plan::TwoBit { bucket: 1 }, &Silent)
-        .map(|_| ())
-        .map_err(|e| awari_db::one_line(&e))
+    build_level(
+        dir,
+        N,
+        Rules::Awari,
+        &levels,
+        Plan::TwoBit { bucket: 1 },
+        &Silent,
+    )
+    .map(|_| ())
+    .map_err(|e| awari_db::one_line(&e))
 }
 
 fuzz_target!(

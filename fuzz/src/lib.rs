@@ -582,7 +582,15 @@ pub struct Passes {
 /// Run the two-bit build of [`PASS_LEVEL`] in `dir` (which holds the levels below it).
 pub fn run_two_bit(dir: &Path, p: &dyn Progress) -> bool {
     let levels = awari_db::Levels::open(dir, Some(Rules::Awari)).expect("levels");
-    awari_solver::build::build_level(dir, PASS_LEVEL, Rules::Awari, &levels, awari_solver::build::Plan::TwoBit { bucket: 1 }, p).is_ok()
+    awari_solver::build::build_level(
+        dir,
+        PASS_LEVEL,
+        Rules::Awari,
+        &levels,
+        awari_solver::build::Plan::TwoBit { bucket: 1 },
+        p,
+    )
+    .is_ok()
 }
 
 /// Run the depth pass of [`PASS_LEVEL`] in `dir` (by value classes or by waves), writing its
