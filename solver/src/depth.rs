@@ -158,6 +158,17 @@ pub enum DepthError {
     /// The state could not be allocated.
     #[error("cannot allocate the depth pass's state: {0}")]
     Alloc(std::io::Error),
+    /// The disk filled up under a work file or the table. Nothing is left under a final
+    /// name; the wave files written so far are kept for a resume.
+    #[error("level {level}: the disk is full writing {} (the depth pass needs about {} there, its wave files and its table); free space and run it again, which resumes it at its last checkpoint", path.display(), crate::sys::human(*needed))]
+    DiskFull {
+        /// The level.
+        level: u32,
+        /// The file being written.
+        path: PathBuf,
+        /// Bytes the pass needs on that disk ([`disk_needed`] and the table).
+        needed: u64,
+    },
     /// More waves than a depth entry can count.
     #[error("level {level}: a depth to conversion exceeds 65535 plies, more than a depth table can hold")]
     TooDeep {

@@ -123,7 +123,7 @@ struct ClassCarried {
 
 /// The class-by-class depth pass of one level (see the module documentation).
 pub struct ClassPass<'a> {
-    level: Level,
+    pub(super) level: Level,
     rules: Rules,
     table: &'a Table,
     stream: CaptureStream<'a>,

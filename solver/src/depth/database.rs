@@ -91,10 +91,31 @@ impl<'a> Pass<'a> {
         keep: usize,
         progress: &dyn Progress,
     ) -> Result<DepthReport, DepthError> {
+        let n = match &self {
+            Pass::Waves(p) => p.level.seeds(),
+            Pass::Classes(p) => p.level.seeds(),
+        };
         match self {
             Pass::Waves(p) => p.run(write, keep, progress),
             Pass::Classes(p) => p.run(write, keep, progress),
         }
+        .map_err(|e| disk_full(e, n))
+    }
+}
+
+/// `e`, or where it is a write that found the disk full (ENOSPC), the error that says so with
+/// the space level `n`'s pass needs.
+fn disk_full(e: DepthError, n: u32) -> DepthError {
+    match e {
+        DepthError::Table(TableError::Io { path, source }) if source.raw_os_error() == Some(28) => {
+            DepthError::DiskFull {
+                level: n,
+                path,
+                // The wave files, and a depth table of up to 2 bytes a position.
+                needed: super::disk_needed(n) + 2 * level_size(n),
+            }
+        }
+        e => e,
     }
 }
 
