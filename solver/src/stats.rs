@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use awari_db::{Board, DbError, Levels};
+use awari_db::{Board, DbError, Levels, TableError};
 use rayon::prelude::*;
 
 /// The histogram of values of level `n`: over its indexed boards, or, with
@@ -20,7 +20,21 @@ pub fn histogram(
         .map(|c| -> Result<[u64; 256], DbError> {
             let mut buf = Vec::new();
             let mut h = [0u64; 256];
-            for &b in table.read(c << 20..((c + 1) << 20).min(size), &mut buf)? {
+            let start = c << 20;
+            for (k, &b) in table
+                .read(start..(start + (1 << 20)).min(size), &mut buf)?
+                .iter()
+                .enumerate()
+            {
+                // A value outside the level is damage, never a row of the histogram.
+                if u32::from((b as i8).unsigned_abs()) > n {
+                    return Err(DbError::Table(TableError::BadValue {
+                        path: table.path().to_path_buf(),
+                        index: start + k as u64,
+                        value: b as i8,
+                        seeds: n,
+                    }));
+                }
                 h[b as usize] += 1;
             }
             Ok(h)
@@ -223,4 +237,37 @@ pub fn depth_to_json(n: u32, h: &DepthHistogram) -> serde_json::Value {
         "lost": h.lost,
         "deepest": deepest,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use awari_db::{level_path, write_table, Header, Rules};
+
+    /// A stored value outside its level is an error naming the entry, not a histogram row;
+    /// the same table with the value in range counts it.
+    #[test]
+    fn a_value_outside_the_level_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("awari-stats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = awari_db::level_size(2) as usize;
+        for (value, bad) in [(2i8, false), (127, true)] {
+            let mut data = vec![0u8; size];
+            data[5] = value as u8;
+            write_table(&level_path(&dir, 2), Header::values(Rules::Awari, 2), &data).unwrap();
+            let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
+            match histogram(&levels, 2, false) {
+                Ok((total, map)) => {
+                    assert!(!bad);
+                    assert_eq!((total, map[&2]), (size as u64, 1));
+                }
+                Err(e) => {
+                    assert!(bad, "{e}");
+                    let text = e.to_string();
+                    assert!(text.contains("entry 5 holds 127, outside -2..2"), "{text}");
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
