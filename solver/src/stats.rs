@@ -254,7 +254,7 @@ mod tests {
         for (value, bad) in [(2i8, false), (127, true)] {
             let mut data = vec![0u8; size];
             data[5] = value as u8;
-            write_table(&level_path(&dir, 2), Header::values(Rules::Awari, 2), &data).unwrap();
+            write_table(level_path(&dir, 2), Header::values(Rules::Awari, 2), &data).unwrap();
             let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
             match histogram(&levels, 2, false) {
                 Ok((total, map)) => {
