@@ -11,7 +11,7 @@
 # Usage: scripts/histograms.sh DB [MAX=every level present]   SOLVER=path: that binary
 #   ONLY=values|depth   write one of the two files
 #   Levels already in a results file are kept (a level's histogram never changes); the files
-#   are rewritten in level order.
+#   are rewritten in level order after each level computed, so a stopped run keeps its work.
 set -euo pipefail
 DB=${1:?usage: scripts/histograms.sh DB [MAX]}
 MAX=${2:-48}
@@ -44,30 +44,35 @@ collect() {
       [ -n "$n" ] && have[$n]=$(sed 's/^ *//; s/,$//' <<<"$line")
     done < "$out"
   fi
+  # The file as it stands, rewritten after each level computed: a stopped run keeps those.
+  write_out() {
+    {
+      echo "{\"rules\":\"$RULES\",$head,\"levels\":["
+      first=1
+      for n in $(printf '%s\n' "${!have[@]}" | sort -n); do
+        [ $first = 1 ] || echo ","
+        printf ' %s' "${have[$n]}"
+        first=0
+      done
+      echo
+      echo "]}"
+    } > "$out.tmp"
+    mv "$out.tmp" "$out"
+  }
   for n in $(seq 0 "$MAX"); do
     [ "$n" = 47 ] && continue
     [ -f "$DB/$(printf "level-%02d.$ext1" "$n")" ] || [ -f "$DB/$(printf "level-%02d.$ext2" "$n")" ] || continue
     if [ -z "${have[$n]:-}" ]; then
       echo "$out: level $n ..." >&2
       have[$n]=$("$BIN" stats --db "$DB" --stones "$n" "$@" --json)
+      write_out
     fi
   done
   if [ ${#have[@]} = 0 ]; then
     echo "$out: no level with a $ext1 or $ext2 table, not written" >&2
     return
   fi
-  {
-    echo "{\"rules\":\"$RULES\",$head,\"levels\":["
-    first=1
-    for n in $(printf '%s\n' "${!have[@]}" | sort -n); do
-      [ $first = 1 ] || echo ","
-      printf ' %s' "${have[$n]}"
-      first=0
-    done
-    echo
-    echo "]}"
-  } > "$out.tmp"
-  mv "$out.tmp" "$out"
+  write_out
   echo "$out: levels $(printf '%s\n' "${!have[@]}" | sort -n | tr '\n' ' ')" >&2
 }
 
