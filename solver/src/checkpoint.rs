@@ -33,6 +33,19 @@ use xxhash_rust::xxh3::xxh3_64;
 pub(crate) const MAX_LEN: u64 = 64 << 20;
 const FRAME: usize = 16;
 
+/// Seconds between checkpoints of a level build while it settles (two-bit, low-memory), unless
+/// `AWARI_CHECKPOINT_SECONDS` says otherwise.
+pub(crate) const CHECKPOINT_SECONDS: f64 = 300.0;
+
+/// Seconds between checkpoints while settling: [`CHECKPOINT_SECONDS`], or
+/// `AWARI_CHECKPOINT_SECONDS` (0: at every step).
+pub(crate) fn checkpoint_seconds() -> f64 {
+    std::env::var("AWARI_CHECKPOINT_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(CHECKPOINT_SECONDS)
+}
+
 /// One kind of checkpoint: its magic and the version of its fields.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Kind {

@@ -130,12 +130,13 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = DepthFormArg::Auto, help = DEPTH_FORM_HELP)]
         depth_form: DepthFormArg,
         /// Level algorithm: `memory` (2 bytes of RAM per position, fastest), `low-memory`
-        /// (0.67 bytes per position, a work file streamed at every step), `two-bit` (0.25
-        /// bytes per position for the states, under 0.33 in all, the rest of --memory for
-        /// fewer exit passes; exit lists and a log of settled positions on disk, each
-        /// written and read about once; a checkpoint every 5 minutes: a killed build resumes
-        /// inside the level), or `auto` (memory where it fits, else the faster of the other
-        /// two by `plan`'s estimate at its default rates). Same tables, byte for byte,
+        /// (0.67 bytes per position, a work file of 1 byte per position streamed at every
+        /// step), `two-bit` (0.25 bytes per position for the states, under 0.33 in all, the
+        /// rest of --memory for fewer exit passes; exit lists and a log of settled positions
+        /// on disk, each written and read about once), or `auto` (memory where it fits, else
+        /// the faster of the other two by `plan`'s estimate at its default rates; a level
+        /// begun in one of them resumes in it). Low-memory and two-bit checkpoint every 5
+        /// minutes: a killed build resumes inside the level. Same tables, byte for byte,
         /// whichever builds them.
         #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
         mode: ModeArg,

@@ -199,7 +199,7 @@ pub fn build_level(
     let mut algorithm: Box<dyn Algorithm + '_> = match plan {
         Plan::InMemory => Box::new(LevelBuilder::new(n, rules, lower)?),
         Plan::LowMemory { bucket } => {
-            Box::new(LowMemoryBuilder::new(dir, n, rules, lower, bucket)?)
+            Box::new(LowMemoryBuilder::open(dir, n, rules, lower, bucket)?)
         }
         Plan::TwoBit { bucket } => Box::new(TwoBit::open(dir, n, rules, lower, bucket)?),
     };
@@ -223,7 +223,7 @@ impl Algorithm for LevelBuilder<'_> {
 
 impl Algorithm for LowMemoryBuilder<'_> {
     fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuildError> {
-        Ok(Solved::fresh(LowMemoryBuilder::solve(self, progress)?))
+        Ok(LowMemoryBuilder::solve(self, progress)?)
     }
 
     fn write_values(&mut self, sink: &mut Sink) -> Result<(), BuildError> {
@@ -232,6 +232,10 @@ impl Algorithm for LowMemoryBuilder<'_> {
 
     fn work_io(&self) -> (u64, u64) {
         LowMemoryBuilder::work_io(self)
+    }
+
+    fn finish(&mut self) {
+        LowMemoryBuilder::finish(self);
     }
 }
 

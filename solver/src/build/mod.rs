@@ -222,7 +222,7 @@ fn disk_full(e: BuildError, n: u32, needed: u64, mode: Mode) -> BuildError {
         level: n,
         path,
         needed,
-        resumable: mode == Mode::TwoBit,
+        resumable: matches!(mode, Mode::TwoBit | Mode::LowMemory),
     }
 }
 
@@ -292,8 +292,9 @@ pub fn build(
         let _ = std::fs::remove_file(tmp_path(&path));
         let _ = std::fs::remove_file(tmp_path(&depth_path(&opts.dir, n)));
         if levels.get(n).is_some() {
-            // A kill between a two-bit level's rename and the removal of its checkpoint.
+            // A kill between a level's rename and the removal of its work files.
             twobit::remove_work_files(&opts.dir, n);
+            lowmem::remove_work_files(&opts.dir, n);
             // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
             // of GB, and a summary is no reason to read them), unless it is to be compressed
             // or is missing the depth table asked for (computed from its values).
@@ -320,9 +321,12 @@ pub fn build(
         let sampler = sys::AnonPeak::start();
         let start = Instant::now();
         progress.level(n, level_size(n));
+        // Left by an earlier attempt at this level in another mode.
         if mode != Mode::TwoBit {
-            // Left by an earlier two-bit attempt at this level.
             twobit::remove_work_files(&opts.dir, n);
+        }
+        if mode != Mode::LowMemory {
+            lowmem::remove_work_files(&opts.dir, n);
         }
         let budget = opts.memory.or_else(sys::memory_available);
         let plan = Plan::new(mode, n, rayon::current_num_threads(), budget);
@@ -392,11 +396,25 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
     let budget = opts.memory.or_else(sys::memory_available);
     let threads = rayon::current_num_threads();
     let choice = crate::cost::choose(opts.mode, Needs::level(n, threads), budget, || {
-        crate::cost::auto_prefers_two_bit(n, threads, budget)
+        // Where both fit, a level one of them began resumes in it.
+        if matches!(lowmem::checkpoint_stage(dir, n, opts.rules), Ok(Some(_))) {
+            false
+        } else if matches!(twobit::checkpoint_stage(dir, n, opts.rules), Ok(Some(_))) {
+            true
+        } else {
+            crate::cost::auto_prefers_two_bit(n, threads, budget)
+        }
     })?;
     let mode = fitting(n, choice, budget)?;
     let disk = level_disk(n, mode, opts.depth);
     if let Some(free) = sys::disk_free(dir) {
+        // A resumed level's work files hold part of what it needs already.
+        let held = match mode {
+            Mode::LowMemory => allocated(&lowmem::work_dir(dir, n)),
+            Mode::TwoBit => allocated(&twobit::work_dir(dir, n)),
+            _ => 0,
+        };
+        let free = free + held;
         if disk > free {
             return Err(BuildError::Disk {
                 level: n,
@@ -407,6 +425,18 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
         }
     }
     Ok(mode)
+}
+
+/// Bytes of disk the files directly in the directory `dir` take (0 if it is none).
+fn allocated(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.blocks() * 512)
+        .sum()
 }
 
 /// The mode of `choice` for level `n`, or the error that says it does not fit `budget` (`None`:

@@ -12,8 +12,9 @@
 //! code 18, 19  settled at an earlier step (win, loss), value on disk
 //! ```
 //!
-//! On disk, one byte per position (`level-NN.work.tmp`): the exit value while a position is
-//! unsettled, its final value once it is settled. Each step i = n … 1 is one parallel pass
+//! On disk, one byte per position (`level-NN.lowmem/work`): the exit value while a position is
+//! unsettled, its final value once it is settled, encoded so that the byte says which it
+//! holds (see `kernel`). Each step i = n … 1 is one parallel pass
 //! over the level in chunks. Each chunk is first streamed: positions settled at step i+1 get
 //! their value (±(i+1)) written in place of their exit; unsettled positions get
 //! `exit_ok = exit ≤ −i`, and those whose exit decides them at step i are settled (seeds).
@@ -29,23 +30,46 @@
 //!
 //! So every step settles the same set as the in-memory algorithm's.
 //!
-//! A final pass writes the table: the disk byte of settled positions, 0 for the others. Only
-//! the packed states are accessed at random; the disk bytes are read and written in order.
-//! Since each step settles the same sets as the in-memory algorithm, the table is the same,
-//! byte for byte (tested).
+//! A last pass writes the values of step 1; the table is then the value of each byte that
+//! holds one, 0 (a draw) for the others. Only the packed states are accessed at random; the
+//! disk bytes are read and written in order. Since each step settles the same sets as the
+//! in-memory algorithm, the table is the same, byte for byte (tested).
+//!
+//! **Resuming.** A level built on one machine writes a checkpoint (`level-NN.lowmem/resume`)
+//! after each exit bucket, after the exits, at the first step boundary 5 minutes after the last
+//! (`AWARI_CHECKPOINT_SECONDS`) and after the last pass: the work file synced, then where the
+//! level stands. The states are not saved: a resume rebuilds them from the work file (see
+//! `checkpoint`), so a kill loses at most the steps since the last checkpoint and a resume
+//! costs a pass over the level. A rank's slice of a distributed build does not resume.
+//!
+//! # Files
+//!
+//! This file holds the builder and its phases; `kernel` holds the stream's rule on a packed
+//! word and the work bytes' encoding, `checkpoint` the checkpoint and the states' rebuild.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
 
 use awari_db::{level_size, Level, Levels, QuietMoves, Rules, TableError};
 use rayon::prelude::*;
 
+use crate::checkpoint::checkpoint_seconds;
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
+use crate::level::Solved;
 use crate::progress::Progress;
 use crate::settle::{propagate_diverting, seed_boards, BuilderError, Settle, NO_EXIT};
 use crate::state::StateArray;
+use crate::twobit::Stage;
+
+mod checkpoint;
+mod kernel;
+
+use checkpoint::Carried;
+pub use checkpoint::{checkpoint_stage, remove_work_files, work_dir};
+use kernel::{encode_value, may_change, stream_word, StreamKernel};
 
 const PER_WORD: u64 = 12;
 const BITS: u32 = 5;
@@ -200,155 +224,6 @@ impl Settle for Packed {
     }
 }
 
-/// What the stream does to a position at one step (see [`stream_word`]).
-struct StreamKernel {
-    /// The codes of the positions settled at the previous step: won, lost.
-    done: [u8; 2],
-    /// Their values (the previous step, won and lost), as disk bytes.
-    values: [u8; 2],
-    /// Whether this is a step (else the last pass, which only writes values).
-    active: bool,
-    /// The step.
-    step: i8,
-    /// Whether every word is run through the kernel: the first step, which sets `exit_ok` of
-    /// the positions without an exit (see [`may_change`]).
-    every_word: bool,
-}
-
-/// One in each of the twelve 5-bit codes of a packed word.
-const CODES_01: u64 = {
-    let mut x = 0;
-    let mut k = 0;
-    while k < PER_WORD {
-        x |= 1 << (BITS as u64 * k);
-        k += 1;
-    }
-    x
-};
-
-/// Whether [`stream_word`] can change a word at this step; false means it would return the
-/// word unchanged, with no seeds and nothing to write, so the stream skips it. About two
-/// thirds of the words a step streams are such, and this test costs a fifth of the kernel.
-///
-/// After the first step, an unsettled position's code is as the stream left it at the
-/// previous step, so the kernel changes it only at the steps its exit decides something:
-/// a win at step `exit` (a seed), `exit_ok` at step `−exit` (and, if its counter is already
-/// 0, a loss). Unsettled positions have no exit above the step (they would have been won), and
-/// `exit_ok` is sticky. So a word can change only where a code is one the previous step
-/// settled (its value to write) or an exit byte is `±step`. Positions without an exit get
-/// their `exit_ok` at the first step, which runs the kernel on every word. Settled positions'
-/// bytes may match too (at worst a word is run needlessly); the values written earlier are
-/// `±j` for steps `j` ≥ `step + 2`, which never match.
-///
-/// Propagation from other chunks may change the word meanwhile, but only by settling at this
-/// step or by lowering a counter, neither of which the kernel would undo or act on.
-#[inline(always)]
-fn may_change(old: u64, bytes: &[u8; 12], k: &StreamKernel) -> bool {
-    if k.every_word {
-        return true;
-    }
-    // Codes done[0] and done[1] = done[0] + 1 (done[0] even): 0 or 1 after the xor, so zero
-    // in bits 1..5. A 5-bit lane is nonzero when its low 4 bits plus 0xf, or the lane itself,
-    // reach bit 4 (no carry leaves the lane: 0xe + 0xf < 0x20).
-    let x = (old ^ (u64::from(k.done[0]) * CODES_01)) & (0x1e * CODES_01);
-    let nonzero = (((x & (0xf * CODES_01)) + 0xf * CODES_01) | x) & (0x10 * CODES_01);
-    if nonzero != 0x10 * CODES_01 {
-        return true;
-    }
-    if !k.active {
-        return false;
-    }
-    // Any exit byte equal to the step or to its negation: a zero lane after the xor (the
-    // borrow test, exact for "any zero lane" whatever the bytes hold).
-    use awari_db::packed::{BYTES_01 as B01, BYTES_80 as B80};
-    let exit = byte_lanes(bytes);
-    let any_zero = |x: u128| x.wrapping_sub(B01) & !x & B80 != 0;
-    any_zero(exit ^ (u128::from(k.step as u8) * B01))
-        || any_zero(exit ^ (u128::from((-k.step) as u8) * B01))
-}
-
-/// Twelve bytes as the twelve low byte lanes of a `u128` (the other four 0).
-#[inline(always)]
-fn byte_lanes(bytes: &[u8; 12]) -> u128 {
-    let mut b16 = [0u8; 16];
-    b16[..12].copy_from_slice(bytes);
-    u128::from_le_bytes(b16)
-}
-
-/// The stream's work on one packed word (12 codes) and its 12 disk bytes (the exits of
-/// unsettled positions): positions settled at the previous step get their value written and
-/// their code marked done; unsettled ones get `exit_ok` for this step, and those their exit
-/// decides are settled (seeds). Returns the new word, the seeds (bit k for position k, bit
-/// 16 + k when it is a win), and the new bytes when any was written.
-///
-/// Branch-free SWAR on the 12 codes and 12 bytes as byte lanes of a `u128`: whether a position
-/// is unsettled is unpredictable in the middle steps, and branches on it cost more than the
-/// whole word. Every lane test below is a high bit: a sum that reaches 0x80 without leaving
-/// its byte (codes are below 32; exits are shifted to 16..=112, `NO_EXIT` to 0).
-#[inline(always)]
-fn stream_word(old: u64, bytes: [u8; 12], k: &StreamKernel) -> (u64, u32, Option<[u8; 12]>) {
-    use awari_db::packed::{
-        byte_mask, zero_bytes, BYTES_01 as B01, BYTES_7F as B7F, BYTES_80 as B80,
-    };
-    // A lane's high bit spread over its byte.
-    let spread = |high: u128| (high >> 7) * 0xff;
-    let select = |m: u128, a: u128, b: u128| (a & spread(m)) | (b & !spread(m));
-    let code = u128::from(unpack_codes(old & ((1 << 30) - 1)))
-        | (u128::from(unpack_codes(old >> 30)) << 48);
-    let exit = byte_lanes(&bytes);
-    // u = exit + 128 (NO_EXIT: 0), then the others less 64: 16..=112.
-    let u = exit ^ B80;
-    let no_exit = !(((u & B7F) + B7F) | u) & B80;
-    let u = u - ((0x40 * B01) & !spread(no_exit));
-    let step = k.step as u8 as u128;
-    let active = if k.active { B80 } else { 0 };
-    let unsettled = !(code + (0x80 - SETTLED as u128) * B01) & B80 & active;
-    let win = (u + (64 - step) * B01) & B80 & unsettled; // exit ≥ step
-    let exit_ok = !(u + (63 + step) * B01) & B80; // exit ≤ −step
-    let counter_zero = !(code + 0x7e * B01) & B80; // code 0 or 1
-    let loss = unsettled & !win & counter_zero & exit_ok;
-    let lane = |c: u8| u128::from(c) * B01;
-    let done_win = zero_bytes(code ^ lane(k.done[0]));
-    let done_loss = zero_bytes(code ^ lane(k.done[1]));
-    let mut next = select(unsettled, (code & !B01) | (exit_ok >> 7), code);
-    next = select(win, lane(new_code(k.step, true) as u8), next);
-    next = select(loss, lane(new_code(k.step, false) as u8), next);
-    next = select(
-        done_win | done_loss,
-        lane(DONE_WIN as u8) + (done_loss >> 7),
-        next,
-    );
-    let new = pack_codes(next as u64) | (pack_codes((next >> 48) as u64) << 30);
-    let found = byte_mask(win | loss) | (byte_mask(win) << 16);
-    let written = (done_win | done_loss != 0).then(|| {
-        let out = select(
-            done_win,
-            lane(k.values[0]),
-            select(done_loss, lane(k.values[1]), exit),
-        );
-        let mut b = [0u8; 12];
-        b.copy_from_slice(&out.to_le_bytes()[..12]);
-        b
-    });
-    (new, found, written)
-}
-
-/// Six 5-bit codes (bits 0..30) spread to six bytes.
-#[inline(always)]
-fn unpack_codes(x: u64) -> u64 {
-    const F: u64 = 0x1f | (0x1f << 24);
-    let y = (x & 0x7fff) | ((x & 0x3fff_8000) << 9); // three codes at bit 0, three at bit 24
-    (y & F) | ((y & (F << 5)) << 3) | ((y & (F << 10)) << 6)
-}
-
-/// Six bytes (each below 32) packed to six 5-bit codes: the inverse of `unpack_codes`.
-#[inline(always)]
-fn pack_codes(y: u64) -> u64 {
-    const F: u64 = 0x1f | (0x1f << 24);
-    let y = (y & F) | ((y >> 3) & (F << 5)) | ((y >> 6) & (F << 10));
-    (y & 0x7fff) | ((y >> 9) & 0x3fff_8000)
-}
-
 /// Builds one level, or one rank's slice of it, with the low-memory algorithm.
 pub struct LowMemoryBuilder<'a> {
     level: Level,
@@ -363,6 +238,20 @@ pub struct LowMemoryBuilder<'a> {
     /// Bytes read from and written to the work file.
     work_read: AtomicU64,
     work_written: AtomicU64,
+    /// A level built on one machine checkpoints and resumes; a rank's slice does not.
+    durable: Option<Durable>,
+}
+
+/// Where a resumable level stands, and what carried over from the runs before.
+struct Durable {
+    /// The work directory, `level-NN.lowmem`.
+    dir: PathBuf,
+    stage: Stage,
+    resumes: u32,
+    carried: Carried,
+    started: Instant,
+    /// Where this run began (`None`: from the start).
+    resumed_from: Option<Stage>,
 }
 
 /// Streaming chunks of `range` (which starts a whole number of chunks after the builder's first
@@ -382,17 +271,59 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
 }
 
 impl<'a> LowMemoryBuilder<'a> {
-    /// Prepare level `n`, with its work array in `dir` and exit buckets of `bucket` positions
-    /// (see [`exit_bucket`]; rounded up to whole chunks).
-    pub fn new(
+    /// Prepare level `n`, with its work directory in `dir` (see [`work_dir`]) and exit
+    /// buckets of `bucket` positions (see [`exit_bucket`]; rounded up to whole chunks),
+    /// resuming from the level's checkpoint there if it has a valid one (else starting
+    /// afresh, saying why when there was one).
+    pub fn open(
         dir: &Path,
         n: u32,
         rules: Rules,
         lower: &'a Levels,
         bucket: u64,
     ) -> Result<Self, BuilderError> {
-        let work_path = dir.join(format!("level-{n:02}.work.tmp"));
-        Self::slice(work_path, n, rules, lower, bucket, 0..level_size(n))
+        let work = work_dir(dir, n);
+        let found = match checkpoint::read_checkpoint(&work, n, rules) {
+            Ok(found) => found,
+            Err(why) => {
+                eprintln!("level {n}: starting afresh: {why}");
+                None
+            }
+        };
+        if found.is_none() {
+            remove_work_files(dir, n);
+        }
+        let io_dir = |source| TableError::Io {
+            path: work.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&work).map_err(io_dir)?;
+        let work_path = work.join(checkpoint::WORK_NAME);
+        let mut builder = Self::create(
+            work_path,
+            n,
+            rules,
+            lower,
+            bucket,
+            0..level_size(n),
+            found.is_none(),
+        )?;
+        let mut durable = Durable {
+            dir: work,
+            stage: Stage::Exits { done: 0 },
+            resumes: 0,
+            carried: Carried::default(),
+            started: Instant::now(),
+            resumed_from: None,
+        };
+        if let Some(c) = found {
+            durable.stage = c.stage;
+            durable.carried = c.carried;
+            durable.resumed_from = (c.stage != Stage::Exits { done: 0 }).then_some(c.stage);
+            durable.resumes = c.resumes + u32::from(durable.resumed_from.is_some());
+        }
+        builder.durable = Some(durable);
+        Ok(builder)
     }
 
     /// Prepare the positions `range` of level `n` (a rank's slice), with the work array at
@@ -405,6 +336,20 @@ impl<'a> LowMemoryBuilder<'a> {
         bucket: u64,
         range: std::ops::Range<u64>,
     ) -> Result<Self, BuilderError> {
+        Self::create(work_path, n, rules, lower, bucket, range, true)
+    }
+
+    /// A builder of the positions `range` of level `n` over the work file at `work_path`,
+    /// emptied to `fresh` work (else kept, for a resume).
+    fn create(
+        work_path: PathBuf,
+        n: u32,
+        rules: Rules,
+        lower: &'a Levels,
+        bucket: u64,
+        range: std::ops::Range<u64>,
+        fresh: bool,
+    ) -> Result<Self, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let bucket = bucket.max(1).div_ceil(CHUNK) * CHUNK;
         let level = Level::new(n);
@@ -415,10 +360,12 @@ impl<'a> LowMemoryBuilder<'a> {
             .read(true)
             .write(true)
             .create(true)
-            .truncate(true)
+            .truncate(fresh)
             .open(&work_path)
             .map_err(io(&work_path))?;
-        work.set_len(len).map_err(io(&work_path))?;
+        if fresh {
+            work.set_len(len).map_err(io(&work_path))?;
+        }
         Ok(LowMemoryBuilder {
             level,
             rules,
@@ -433,6 +380,7 @@ impl<'a> LowMemoryBuilder<'a> {
             work_path,
             work_read: AtomicU64::new(0),
             work_written: AtomicU64::new(0),
+            durable: None,
         })
     }
 
@@ -455,54 +403,166 @@ impl<'a> LowMemoryBuilder<'a> {
             .map_err(io(&self.work_path))
     }
 
-    /// Bytes read from and written to the work file so far.
+    /// Bytes read from and written to the work file, over every run of the level.
     pub fn work_io(&self) -> (u64, u64) {
+        let (read, written) = self
+            .durable
+            .as_ref()
+            .map_or((0, 0), |d| (d.carried.read, d.carried.written));
         (
-            self.work_read.load(Relaxed),
-            self.work_written.load(Relaxed),
+            read + self.work_read.load(Relaxed),
+            written + self.work_written.load(Relaxed),
         )
     }
 
-    /// Solve the level; then [`LowMemoryBuilder::write_values`] streams the table. Returns
-    /// what the exits phase cost.
-    pub fn solve(&self, progress: &dyn Progress) -> Result<ExitsStats, TableError> {
-        let n = self.level.seeds();
-        let t = std::time::Instant::now();
-        let exits = self.compute_exits(progress)?;
-        let exits_seconds = t.elapsed().as_secs_f64();
-        progress.phase("settle", self.level.size());
-        for i in (1..=n as i8).rev() {
-            self.stream_step(Some(i), progress)?;
+    /// Solve the level from wherever it stands (a resumed level from its checkpoint, see
+    /// `checkpoint`), with a checkpoint after each exit bucket and at the first step
+    /// boundary [`checkpoint_seconds`] after the last; then [`LowMemoryBuilder::write_values`]
+    /// streams the table. A damaged work file ends the run with [`TableError::Damaged`] and
+    /// removes the checkpoint, so that the next run starts the level afresh.
+    pub fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
+        let solved = self.solve_from_stage(progress);
+        if let (Err(BuilderError::Table(TableError::Damaged { .. })), Some(d)) =
+            (&solved, &self.durable)
+        {
+            checkpoint::forget(&d.dir);
         }
-        self.stream_step(None, progress)?;
+        solved
+    }
+
+    fn solve_from_stage(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
+        let n = self.level.seeds();
+        let t = Instant::now();
+        let stage = self
+            .durable
+            .as_ref()
+            .map_or(Stage::Exits { done: 0 }, |d| d.stage);
+        let mut exits = self
+            .durable
+            .as_ref()
+            .map_or_else(Carried::default, |d| d.carried);
+        if let Stage::Exits { done } = stage {
+            if done > self.range.start {
+                self.restore_exits(done, progress);
+            }
+            let this_run = self.compute_exits(done, progress)?;
+            exits.exits_seconds += this_run.seconds;
+            exits.exits_read = exits
+                .exits_read
+                .zip(this_run.bytes_read)
+                .map(|(a, b)| a + b);
+            exits.passes += this_run.passes;
+            if let Some(d) = &mut self.durable {
+                d.carried.exits_seconds = exits.exits_seconds;
+                d.carried.exits_read = exits.exits_read;
+                d.carried.passes = exits.passes;
+            }
+            let next = if n == 0 {
+                Stage::Convert
+            } else {
+                Stage::Settle { next: n }
+            };
+            self.checkpoint(next, None)?;
+        }
+        let exits_seconds = t.elapsed().as_secs_f64();
+        if let Stage::Settle { next } = stage {
+            self.restore_settle(next, progress)?;
+        }
+        if let Stage::Exits { .. } | Stage::Settle { .. } = stage {
+            let from = match stage {
+                Stage::Settle { next } => next,
+                _ => n,
+            };
+            progress.phase("settle", self.level.size());
+            let every = checkpoint_seconds();
+            let mut last = Instant::now();
+            for i in (1..=from).rev() {
+                // The first step of a run sets every position's `exit_ok` afresh.
+                self.stream_step(Some(i as i8), i == from, progress)?;
+                // Every value of the steps above i is on disk now (see `checkpoint`).
+                if i > 1 && last.elapsed().as_secs_f64() >= every {
+                    self.checkpoint(Stage::Settle { next: i }, None)?;
+                    last = Instant::now();
+                }
+            }
+            self.stream_step(None, false, progress)?;
+            self.checkpoint(Stage::Convert, None)?;
+        }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
                 "level {n}: exits {exits_seconds:.2} s, settle {:.2} s",
                 t.elapsed().as_secs_f64() - exits_seconds
             );
         }
-        Ok(exits)
+        let exits = exits.exits(self.stream.positions());
+        Ok(match &self.durable {
+            None => Solved::fresh(exits),
+            Some(d) => Solved {
+                exits,
+                earlier_seconds: d.carried.seconds,
+                resumed: d.resumed_from.map(|s| (s, d.resumes)),
+            },
+        })
     }
 
-    /// Phase 1, one bucket of level indices at a time: the forward pass packs the counters
-    /// and sets the bucket's exit bytes (in RAM), a stream of the lower levels raises them by
-    /// every capture whose parent is in the bucket, and the bucket is written to the work
-    /// array in order.
-    fn compute_exits(&self, progress: &dyn Progress) -> Result<ExitsStats, TableError> {
-        let passes = self.passes();
+    /// Record that the level stands at `stage` (a level built on one machine; nothing for a
+    /// rank's slice): the work file synced, then the checkpoint written.
+    /// The exits phase's figures are those of `exits` where given (a part of the phase),
+    /// else those of the whole phase.
+    fn checkpoint(&mut self, stage: Stage, exits: Option<Carried>) -> Result<(), TableError> {
+        let Some(d) = &mut self.durable else {
+            return Ok(());
+        };
+        self.work.sync_data().map_err(io(&self.work_path))?;
+        let mut carried = exits.unwrap_or(d.carried);
+        carried.seconds = d.carried.seconds + d.started.elapsed().as_secs_f64();
+        carried.read = d.carried.read + self.work_read.load(Relaxed);
+        carried.written = d.carried.written + self.work_written.load(Relaxed);
+        checkpoint::write_checkpoint(
+            &d.dir,
+            self.rules,
+            self.level.seeds(),
+            stage,
+            d.resumes,
+            &carried,
+        )?;
+        d.stage = stage;
+        Ok(())
+    }
+
+    /// The table is in place: the work directory goes (a rank's slice's work file goes when
+    /// its builder is dropped).
+    pub fn finish(&mut self) {
+        if let Some(d) = &self.durable {
+            let _ = std::fs::remove_dir_all(&d.dir);
+        }
+    }
+
+    /// Phase 1, from position `from` on, one bucket of level indices at a time: the forward
+    /// pass packs the counters and sets the bucket's exit bytes (in RAM), a stream of the
+    /// lower levels raises them by every capture whose parent is in the bucket, and the bucket
+    /// is written to the work array in order; a checkpoint follows each bucket.
+    fn compute_exits(
+        &mut self,
+        from: u64,
+        progress: &dyn Progress,
+    ) -> Result<ExitsStats, TableError> {
+        let from = from.max(self.range.start);
+        let passes = (self.range.end - from).div_ceil(self.bucket);
         let meter = ExitsMeter::start();
         progress.phase(
             "exits",
-            self.level.size() + passes * self.stream.positions(),
+            (self.range.end - from) + passes * self.stream.positions(),
         );
         let mut exits: Vec<AtomicI8> = Vec::new();
         let mut forward_seconds = 0.0;
+        let mut lo = from;
+        let carried = self.durable.as_ref().map(|d| d.carried);
         for b in 0..passes {
-            let bucket = self.bucket_range(b);
+            let bucket = lo..(lo + self.bucket).min(self.range.end);
             let t = std::time::Instant::now();
             self.forward_bucket(bucket.clone(), &mut exits, progress);
             forward_seconds += t.elapsed().as_secs_f64();
-            let lo = bucket.start;
             self.stream.run(
                 bucket.clone(),
                 |batch| {
@@ -517,7 +577,18 @@ impl<'a> LowMemoryBuilder<'a> {
                 },
                 progress,
             )?;
-            self.write_bucket(bucket, &exits)?;
+            self.write_bucket(bucket.clone(), &exits)?;
+            lo = bucket.end;
+            if let (Some(c), true) = (carried, lo < self.range.end) {
+                // (Storage read in a part of the phase is not known: none is recorded.)
+                let exits = Carried {
+                    exits_seconds: c.exits_seconds + meter.seconds(),
+                    exits_read: None,
+                    passes: c.passes + b as u32 + 1,
+                    ..c
+                };
+                self.checkpoint(Stage::Exits { done: lo }, Some(exits))?;
+            }
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
@@ -527,11 +598,6 @@ impl<'a> LowMemoryBuilder<'a> {
             );
         }
         Ok(meter.finish(&self.stream, passes as u32))
-    }
-
-    /// Exit buckets of this builder's range.
-    pub(crate) fn passes(&self) -> u64 {
-        (self.range.end - self.range.start).div_ceil(self.bucket)
     }
 
     /// Bucket `b` of this builder's range (empty past the last).
@@ -589,9 +655,15 @@ impl<'a> LowMemoryBuilder<'a> {
     /// Step `i` (or, with `None` after step 1, the last pass), one chunk at a time: write the
     /// values of the positions the previous step settled, update `exit_ok`, settle the
     /// positions whose exit decides them at step `i`, and propagate them.
-    fn stream_step(&self, i: Option<i8>, progress: &dyn Progress) -> Result<(), TableError> {
+    /// `first`: the first step of a run, which runs the stream's rule on every word.
+    fn stream_step(
+        &self,
+        i: Option<i8>,
+        first: bool,
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
         self.chunks().try_for_each(|(start, end)| {
-            let settled = self.stream_chunk(i, start, end, &mut |_, _| false)?;
+            let settled = self.stream_words(i, first, start, end, &mut |_, _| false)?;
             progress.advance(settled);
             Ok(())
         })
@@ -620,14 +692,28 @@ impl<'a> LowMemoryBuilder<'a> {
         end: u64,
         divert: &mut impl FnMut(u64, bool) -> bool,
     ) -> Result<u64, TableError> {
+        let first = i == Some(self.level.seeds() as i8);
+        self.stream_words(i, first, start, end, divert)
+    }
+
+    /// [`LowMemoryBuilder::stream_chunk`], on every word if `first` (else on those
+    /// [`kernel::may_change`] picks).
+    fn stream_words(
+        &self,
+        i: Option<i8>,
+        first: bool,
+        start: u64,
+        end: u64,
+        divert: &mut impl FnMut(u64, bool) -> bool,
+    ) -> Result<u64, TableError> {
         let prev = i.map_or(1, |i| i + 1);
         let kernel = StreamKernel {
             done: [new_code(prev, true) as u8, new_code(prev, false) as u8],
-            values: [prev as u8, (-prev) as u8],
+            values: [encode_value(prev), encode_value(-prev)],
             // The last pass (no step) only writes the values of step 1.
             active: i.is_some(),
             step: i.unwrap_or(1),
-            every_word: i == Some(self.level.seeds() as i8),
+            every_word: first || i == Some(self.level.seeds() as i8),
         };
         // Whole words: a short last chunk's buffer is padded with zeros (code 0 and exit 0,
         // which no step changes).
@@ -754,186 +840,25 @@ impl<'a> LowMemoryBuilder<'a> {
         Ok(())
     }
 
-    /// The values of positions `start..end` (a whole chunk of this builder's range): the disk
-    /// byte of settled positions, 0 for the others (never settled: an endless cycle, a draw).
+    /// The values of positions `start..end` (a whole chunk of this builder's range): the value
+    /// a settled position's work byte holds, 0 for the others (their byte an exit: never
+    /// settled, an endless cycle, a draw).
     fn values_of_chunk(&self, start: u64, end: u64) -> Result<Vec<u8>, TableError> {
         let mut values = vec![0u8; (end - start) as usize];
         self.read(start, &mut values)?;
-        let first = ((start - self.range.start) / PER_WORD) as usize;
-        for (w, bytes) in values.chunks_mut(PER_WORD as usize).enumerate() {
-            let word = self.state.words()[first + w].load(Relaxed);
-            for (k, byte) in bytes.iter_mut().enumerate() {
-                if (word >> (BITS as usize * k)) & MASK < SETTLED {
-                    *byte = 0;
-                }
-            }
+        for byte in &mut values {
+            *byte = kernel::decode(*byte).err().unwrap_or(0) as u8;
         }
         Ok(values)
     }
 }
 
 impl Drop for LowMemoryBuilder<'_> {
+    /// A rank's slice removes its work file; a resumable level keeps its work directory
+    /// (removed by [`LowMemoryBuilder::finish`] once the table is in place).
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.work_path);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The stream's rule for one position, written plainly: (new code, new byte, seed, win).
-    fn reference(code: u64, byte: u8, k: &StreamKernel) -> (u64, u8, bool, bool) {
-        if code == u64::from(k.done[0]) || code == u64::from(k.done[1]) {
-            let win = code == u64::from(k.done[0]);
-            let value = if win { k.values[0] } else { k.values[1] };
-            return (DONE_WIN + u64::from(!win), value, false, false);
+        if self.durable.is_none() {
+            let _ = std::fs::remove_file(&self.work_path);
         }
-        if !k.active || code >= SETTLED {
-            return (code, byte, false, false);
-        }
-        let (exit, i) = (byte as i8, k.step);
-        let exit_ok = exit <= -i;
-        if exit >= i && exit != NO_EXIT {
-            (new_code(i, true), byte, true, true)
-        } else if code / 2 == 0 && exit_ok {
-            (new_code(i, false), byte, true, false)
-        } else {
-            (2 * (code / 2) + u64::from(exit_ok), byte, false, false)
-        }
-    }
-
-    /// The SWAR kernel equals the plain rule on random words: every code, every exit byte
-    /// (`NO_EXIT` and the ±48 range, at the edges of the lane tests), every step, the last pass.
-    #[test]
-    fn stream_word_equals_the_plain_rule() {
-        let mut rng = awari_db::SplitMix64(12);
-        for round in 0..200_000 {
-            let step = 1 + rng.below(48) as i8;
-            let prev = if round % 7 == 0 { 1 } else { step + 1 };
-            let kernel = StreamKernel {
-                done: [new_code(prev, true) as u8, new_code(prev, false) as u8],
-                values: [prev as u8, (-prev) as u8],
-                active: round % 7 != 0,
-                step,
-                every_word: false,
-            };
-            let mut word = 0u64;
-            let mut bytes = [0u8; 12];
-            for (j, b) in bytes.iter_mut().enumerate() {
-                word |= rng.below(20) << (BITS as usize * j);
-                *b = match rng.below(8) {
-                    0 => NO_EXIT as u8,
-                    1 => step as u8,
-                    2 => (-step) as u8,
-                    3 => (step - 1) as u8,
-                    4 => (1 - step) as u8,
-                    _ => (rng.below(97) as i8 - 48) as u8,
-                };
-            }
-            let (new, found, written) = stream_word(word, bytes, &kernel);
-            for (j, &b) in bytes.iter().enumerate() {
-                let code = (word >> (BITS as usize * j)) & MASK;
-                let (c, byte, seed, win) = reference(code, b, &kernel);
-                let got_byte = written.map_or(b, |w| w[j]);
-                assert_eq!(
-                    (
-                        (new >> (BITS as usize * j)) & MASK,
-                        got_byte,
-                        found >> j & 1 == 1,
-                        found >> (16 + j) & 1 == 1
-                    ),
-                    (c, byte, seed, win),
-                    "code {code}, exit {}, step {step}, last pass {}",
-                    b as i8,
-                    !kernel.active
-                );
-            }
-            assert_eq!(new >> 60, 0);
-        }
-    }
-
-    /// A word the stream skips is one the kernel leaves unchanged, on random words in the
-    /// states the previous steps leave: unsettled positions with `exit_ok` as of the previous
-    /// step (and never a zero counter with it set), positions settled earlier with their
-    /// values written, at the previous step (values to write) or at this one.
-    #[test]
-    fn skipped_words_are_unchanged() {
-        let mut rng = awari_db::SplitMix64(13);
-        let (mut skipped, mut run) = (0, 0);
-        for round in 0..300_000 {
-            let last_pass = round % 5 == 0;
-            let step = if last_pass {
-                1
-            } else {
-                1 + rng.below(47) as i8
-            };
-            let prev = if last_pass { 1 } else { step + 1 };
-            let kernel = StreamKernel {
-                done: [new_code(prev, true) as u8, new_code(prev, false) as u8],
-                values: [prev as u8, (-prev) as u8],
-                active: !last_pass,
-                step,
-                every_word: false,
-            };
-            // Mostly unsettled positions and earlier values, so that many words are skipped.
-            let rare = 1 + rng.below(40);
-            let mut word = 0u64;
-            let mut bytes = [0u8; 12];
-            for (j, b) in bytes.iter_mut().enumerate() {
-                let exit = |rng: &mut awari_db::SplitMix64| match rng.below(6) {
-                    0 => NO_EXIT,
-                    1 => -step,
-                    2 => step - 1,
-                    _ => rng.below(97) as i8 - 48,
-                };
-                let (code, byte) = match rng.below(rare) {
-                    // Settled at the previous step, or at this one (by propagation).
-                    0 => (new_code(prev, rng.below(2) == 0), exit(&mut rng) as u8),
-                    1 if !last_pass => (new_code(step, rng.below(2) == 0), exit(&mut rng) as u8),
-                    k if k % 2 == 0 => {
-                        // Settled earlier, its value ±j written (j ≥ prev + 1).
-                        let j = (prev + 1 + rng.below(48) as i8).min(48);
-                        let win = rng.below(2) == 0;
-                        let value = if win { j } else { -j };
-                        (DONE_WIN + u64::from(!win), value as u8)
-                    }
-                    _ => {
-                        // Unsettled: no exit above the step (it would have won), exit_ok as
-                        // of the previous step, never a zero counter with exit_ok set.
-                        let mut e = exit(&mut rng);
-                        if !last_pass && e != NO_EXIT && e > step {
-                            e = step;
-                        }
-                        if last_pass && e != NO_EXIT && e >= 1 {
-                            e = 0;
-                        }
-                        let exit_ok = e == NO_EXIT || e <= -prev;
-                        let counter = if exit_ok {
-                            1 + rng.below(6)
-                        } else {
-                            rng.below(7)
-                        };
-                        (2 * counter + u64::from(exit_ok), e as u8)
-                    }
-                };
-                word |= code << (BITS as usize * j);
-                *b = byte;
-            }
-            if may_change(word, &bytes, &kernel) {
-                run += 1;
-                continue;
-            }
-            skipped += 1;
-            assert_eq!(
-                stream_word(word, bytes, &kernel),
-                (word, 0, None),
-                "step {step}, codes {word:#x}, bytes {bytes:?}"
-            );
-        }
-        assert!(
-            skipped > 30_000 && run > 30_000,
-            "skipped {skipped}, run {run}"
-        );
     }
 }

@@ -1,7 +1,7 @@
 //! The checkpoint of a two-bit level, `level-NN.work/resume`: where the build stands and the
 //! length of every file in the work directory, written after each exit bucket and at step
 //! boundaries (a few hundred bytes: the states are not in it), and read back when a level
-//! opens. While settling, a checkpoint is due once [`CHECKPOINT_SECONDS`] have passed since the
+//! opens. While settling, a checkpoint is due once [`crate::checkpoint::CHECKPOINT_SECONDS`] have passed since the
 //! last (`AWARI_CHECKPOINT_SECONDS` sets it; 0: at every step): it flushes the log.
 //!
 //! The states need no copy on disk: at the boundary before step j, with the log flushed, they
@@ -21,6 +21,7 @@ use super::log::decode;
 use super::stream::list_batch;
 use super::work_files::{part_of, work_dir, ExitList};
 use super::{Carried, Stage, TwoBit, CHUNK};
+pub(super) use crate::checkpoint::checkpoint_seconds;
 use crate::checkpoint::{CheckpointError, Fields, Kind};
 use crate::seed_records::decode_seeds;
 
@@ -51,18 +52,6 @@ pub(super) struct Checkpoint {
     pub(super) files: Vec<(String, u64)>,
     /// Positions per exit bucket (and part file).
     pub(super) bucket: u64,
-}
-
-/// Seconds between checkpoints while settling, unless `AWARI_CHECKPOINT_SECONDS` says
-/// otherwise.
-pub(super) const CHECKPOINT_SECONDS: f64 = 300.0;
-
-/// Seconds between checkpoints while settling.
-pub(super) fn checkpoint_seconds() -> f64 {
-    std::env::var("AWARI_CHECKPOINT_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(CHECKPOINT_SECONDS)
 }
 
 const KIND: Kind = Kind {

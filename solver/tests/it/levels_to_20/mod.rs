@@ -3,7 +3,8 @@
 //! rule set (the reference): the two-bit algorithm writes the same bytes ([`two_bit`]), and the
 //! streamed `verify` agrees with the lookup one and finds changed entries ([`streamed_verify`]),
 //! compressed tables hold the same values and serve the builder ([`compressed`]), and the
-//! compact depth pass gives the in-memory builder's depths ([`depth`]).
+//! compact depth pass gives the in-memory builder's depths ([`depth`]), and builds killed with
+//! SIGKILL again and again resume to the same bytes ([`killed`]).
 //!
 //! The slow tier: every test here is `#[ignore]`d, so `cargo test --workspace` (the fast tier)
 //! skips it; `.ci/run` runs it with `-- --include-ignored`.
@@ -15,6 +16,7 @@ use awari_db::Rules;
 
 mod compressed;
 mod depth;
+mod killed;
 mod streamed_verify;
 mod two_bit;
 

@@ -1,16 +1,14 @@
 //! The two-bit algorithm writes the in-memory algorithm's tables, byte for byte: every level
 //! up to 20 under awari (level 19 by a build killed again and again, level 20 by `build
 //! --mode auto` under a memory budget) and 16 under the other rule sets
-//! ([`super::top_of`]), with exits in many buckets, and a build killed with SIGKILL again
-//! and again resumes to the same bytes, leaving no file behind.
+//! ([`super::top_of`]), with exits in many buckets (a build killed again and again:
+//! [`super::killed`]).
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use awari_db::{level_exists, level_path, level_size, Levels, Rules};
 use awari_solver::build::{build_level, Mode, Plan};
-use awari_solver::twobit::{checkpoint_stage, Stage};
 use awari_solver::Silent;
 
 use super::{assert_level_same, build_mode, copy_levels, reference, temp, top_of, TOP};
@@ -23,7 +21,7 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 }
 
 /// The files in `dir` other than the tables of levels 0..=max.
-fn extra_files(dir: &Path, max: u32) -> Vec<String> {
+pub(super) fn extra_files(dir: &Path, max: u32) -> Vec<String> {
     let tables: Vec<String> = (0..=max)
         .filter(|&n| level_exists(n))
         .map(|n| {
@@ -87,116 +85,6 @@ fn two_bit_exit_buckets_write_the_same_bytes() {
     }
     assert_eq!(extra_files(&dir, 17), Vec::<String>::new(), "{rules}");
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// Level 19 (50 M positions) built by the binary and killed with SIGKILL at random moments,
-/// at least twelve times and at least three times in its settling steps. After every kill the directory holds only the tables, the level's work
-/// files and at worst a half-written checkpoint's `.tmp`; the checkpoint there is whole and
-/// never further back than after the kill before. The run that finishes says it resumed and
-/// writes the in-memory table, byte for byte, and leaves no other file.
-#[test]
-#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
-fn killed_two_bit_build_resumes_to_the_same_bytes() {
-    const N: u32 = 19;
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
-    let rules = Rules::Awari;
-    let mem = reference(rules);
-    let dir = temp("two-bit-killed");
-    copy_levels(mem, &dir, 0..N);
-    // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
-    let args = [
-        "build",
-        "--max-stones",
-        "19",
-        "--mode",
-        "two-bit",
-        "--threads",
-        "2",
-        "--memory",
-        "48M",
-        "--db",
-    ];
-    let log = dir.with_extension("stderr");
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    let mut rng = awari_db::SplitMix64(seed);
-    // The work directory, which holds every other file of the level until its table is in
-    // place.
-    let allowed = ["level-19.work"];
-    let out_path = dir.with_extension("stdout");
-    let (mut kills, mut last, mut in_settle, mut stalls) = (0, 0u64, 0, 0);
-    // Delays stretch when kills stop making progress (a loaded machine), so that the kills
-    // reach the settling steps whatever the speed.
-    let mut scale = 1.0f64;
-    let mut finished_alone = None;
-    while kills < 12 || in_settle < 3 {
-        assert!(kills < 60, "no progress after {kills} kills (seed {seed})");
-        // Checkpoints a few times a second (by default every 5 minutes), so that kills make
-        // progress; some steps then end without one.
-        let mut child = Command::new(bin)
-            .env("AWARI_CHECKPOINT_SECONDS", "0.3")
-            .args(args)
-            .arg(&dir)
-            .stdout(std::fs::File::create(&out_path).unwrap())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let delay = ((50 + rng.below(850)) as f64 * scale) as u64;
-        std::thread::sleep(Duration::from_millis(delay));
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(
-                status.success() && kills >= 10,
-                "the build ended by itself ({status}) after {kills} kills (seed {seed}): {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-            finished_alone = Some(std::fs::read_to_string(&out_path).unwrap());
-            break;
-        }
-        child.kill().unwrap(); // SIGKILL: no chance to clean up
-        child.wait().unwrap();
-        kills += 1;
-        for f in extra_files(&dir, N - 1) {
-            assert!(
-                allowed.contains(&f.as_str()) || f == "level-19.values",
-                "unexpected {f} after kill {kills} (seed {seed})"
-            );
-        }
-        let stage = checkpoint_stage(&dir, N, rules)
-            .unwrap_or_else(|e| panic!("kill {kills} (seed {seed}): {e}"));
-        let at = stage.map_or(0, |s| s.progress(N));
-        assert!(
-            at >= last,
-            "kill {kills}: went back from {last} to {at} (seed {seed})"
-        );
-        stalls = if at == last { stalls + 1 } else { 0 };
-        if stalls >= 2 {
-            scale *= 1.5;
-            stalls = 0;
-        }
-        last = at;
-        in_settle += usize::from(matches!(stage, Some(Stage::Settle { .. })));
-    }
-    let text = match finished_alone {
-        Some(text) => text,
-        None => {
-            let out = Command::new(bin).args(args).arg(&dir).output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        }
-    };
-    assert!(text.contains("level 19: resumed at"), "{text}");
-    assert_level_same(mem, &dir, N);
-    assert_eq!(extra_files(&dir, N), Vec::<String>::new());
-    assert!(level_size(N) > 40_000_000);
-    std::fs::remove_dir_all(&dir).unwrap();
-    let _ = std::fs::remove_file(&log);
-    let _ = std::fs::remove_file(&out_path);
 }
 
 /// `build --mode auto` takes the two-bit algorithm for a level that fits neither 2 bytes nor

@@ -1,0 +1,399 @@
+//! Resuming a low-memory level: its work directory `level-NN.lowmem/` (the work file `work`,
+//! one byte per position, and the checkpoint `resume`), the checkpoint's fields, and the
+//! passes that rebuild the packed states from the work file when a killed level resumes.
+//!
+//! A checkpoint costs a sync of the work file and a few hundred bytes: the states are not
+//! saved, since the work file says what they were. After the exits of positions `0..done`
+//! (stage `Exits`), the states of those positions are their forward pass's, which a resume
+//! runs again. Before step `i` (stage `Settle { next: i }`, written once step `i` is done:
+//! every value of the steps above it is on disk, written by the streams of steps `i + 1` and
+//! `i`), a position is
+//! - settled at a step above `i` if its byte is a value `v` with `|v| > i` (see
+//!   [`super::kernel::encode_value`]): code 18 or 19;
+//! - else unsettled, its byte an exit, its counter the non-capturing children not won
+//!   (counted by move generation over the codes just set), `exit_ok` as of step `i + 1`.
+//!
+//! The run killed after the checkpoint may have gone on to settle positions at step `i` or
+//! below and write their values, `±j` with `j ≤ i`. A resume puts such a value back as the
+//! position's exit: an exit of `+j` wins at step `j`, and one of `−j` is losable from step `j`
+//! on, which decides the position at step `j` just as the exit it replaces did (it was not
+//! settled above `j`, and at step `j` it was won, or lost with `exit_ok` already set and every
+//! child won). Each step settles the same sets again, so the table is the same bytes.
+//!
+//! Stage `Convert`, after the last pass, has every value on disk: only the table is left to
+//! write.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
+
+use awari_db::{level_size, Rules, TableError};
+use rayon::prelude::*;
+
+use super::kernel::decode;
+use super::{chunks, LowMemoryBuilder, BITS, DONE_WIN, MASK, PER_WORD, SETTLED};
+use crate::checkpoint::{CheckpointError, Fields, Kind};
+use crate::exits::ExitsStats;
+use crate::progress::Progress;
+use crate::settle::NO_EXIT;
+use crate::twobit::Stage;
+
+/// The checkpoint file `level-NN.lowmem/resume`, in the frame of `crate::checkpoint` (magic
+/// b"AWARILMR", version 1), whose fields are, in order:
+///
+/// ```text
+/// field                                     type
+/// rule set code                             u8
+/// seeds of the level                        u32
+/// positions of the level                    u64
+/// stage: 0 exits, 1 settle, 2 write         u8
+/// exits: positions done                     u64
+/// settle: the next step                     u8
+/// times the level was resumed so far        u32
+/// carried over for the summary: seconds     f64, then work bytes read, written (u64)
+/// exits: seconds, storage bytes read        f64, u64 (u64::MAX: unknown)
+/// exits: passes over the lower levels       u32
+/// ```
+pub(super) struct Checkpoint {
+    pub(super) stage: Stage,
+    pub(super) resumes: u32,
+    pub(super) carried: Carried,
+}
+
+/// What carried over from the runs before a resume, for the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Carried {
+    /// Seconds of the earlier runs, up to their last checkpoint.
+    pub(super) seconds: f64,
+    /// Work file bytes they read and wrote.
+    pub(super) read: u64,
+    pub(super) written: u64,
+    /// Their exits phase.
+    pub(super) exits_seconds: f64,
+    pub(super) exits_read: Option<u64>,
+    pub(super) passes: u32,
+}
+
+impl Carried {
+    /// The exits phase of every run, with the lower levels' size.
+    pub(super) fn exits(&self, lower_bytes: u64) -> ExitsStats {
+        ExitsStats {
+            seconds: self.exits_seconds,
+            bytes_read: self.exits_read,
+            lower_bytes,
+            passes: self.passes,
+        }
+    }
+}
+
+const KIND: Kind = Kind {
+    magic: *b"AWARILMR",
+    version: 1,
+};
+const CKPT_NAME: &str = "resume";
+pub(super) const WORK_NAME: &str = "work";
+
+/// The work directory of a low-memory level `n` in `dir`.
+pub fn work_dir(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!("level-{n:02}.lowmem"))
+}
+
+/// Remove the work directory of level `n` (a level built, or to be built another way).
+pub fn remove_work_files(dir: &Path, n: u32) {
+    let _ = std::fs::remove_dir_all(work_dir(dir, n));
+}
+
+/// Where the low-memory build of level `n` in `dir` stands, by its checkpoint (`Ok(None)`:
+/// none).
+pub fn checkpoint_stage(
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+) -> Result<Option<Stage>, CheckpointError> {
+    read_checkpoint(&work_dir(dir, n), n, rules).map(|c| c.map(|c| c.stage))
+}
+
+/// Read the checkpoint in the work directory `work` of level `n`, checked against the level,
+/// the rules and the work file's length; `Ok(None)` when there is none.
+pub(super) fn read_checkpoint(
+    work: &Path,
+    n: u32,
+    rules: Rules,
+) -> Result<Option<Checkpoint>, CheckpointError> {
+    let Some(mut r) = crate::checkpoint::read(&work.join(CKPT_NAME), KIND)? else {
+        return Ok(None);
+    };
+    let size = level_size(n);
+    let (code, seeds, positions) = (r.u8()?, r.u32()?, r.u64()?);
+    if code != rules.code() || seeds != n || positions != size {
+        return Err(r.unusable(format!("not of level {n} under {rules}")));
+    }
+    let (stage, done, next) = (r.u8()?, r.u64()?, r.u8()?);
+    let stage = match stage {
+        0 if done <= size => Stage::Exits { done },
+        1 if (1..=n).contains(&u32::from(next)) => Stage::Settle {
+            next: u32::from(next),
+        },
+        2 => Stage::Convert,
+        _ => return Err(r.unusable("unknown stage")),
+    };
+    let resumes = r.u32()?;
+    let carried = Carried {
+        seconds: r.f64()?,
+        read: r.u64()?,
+        written: r.u64()?,
+        exits_seconds: r.f64()?,
+        exits_read: Some(r.u64()?).filter(|&b| b != u64::MAX),
+        passes: r.u32()?,
+    };
+    r.finish()?;
+    let path = work.join(WORK_NAME);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.len() == size => {}
+        Ok(m) => {
+            return Err(CheckpointError::unusable(
+                &work.join(CKPT_NAME),
+                format!(
+                    "{} holds {} bytes, {size} expected",
+                    path.display(),
+                    m.len()
+                ),
+            ))
+        }
+        Err(e) => {
+            return Err(CheckpointError::unusable(
+                &work.join(CKPT_NAME),
+                format!("no work file {}: {e}", path.display()),
+            ))
+        }
+    }
+    Ok(Some(Checkpoint {
+        stage,
+        resumes,
+        carried,
+    }))
+}
+
+/// Write the checkpoint of a level standing at `stage` into its work directory `work`
+/// atomically; the work file must be synced first.
+pub(super) fn write_checkpoint(
+    work: &Path,
+    rules: Rules,
+    n: u32,
+    stage: Stage,
+    resumes: u32,
+    carried: &Carried,
+) -> Result<u64, TableError> {
+    let (code, done, next) = match stage {
+        Stage::Exits { done } => (0u8, done, 0u8),
+        Stage::Settle { next } => (1, 0, next as u8),
+        Stage::Convert => (2, 0, 0),
+    };
+    let mut f = Fields::default();
+    f.u8(rules.code())
+        .u32(n)
+        .u64(level_size(n))
+        .u8(code)
+        .u64(done)
+        .u8(next)
+        .u32(resumes)
+        .f64(carried.seconds)
+        .u64(carried.read)
+        .u64(carried.written)
+        .f64(carried.exits_seconds)
+        .u64(carried.exits_read.unwrap_or(u64::MAX))
+        .u32(carried.passes);
+    f.write(&work.join(CKPT_NAME), KIND)
+}
+
+/// Remove the checkpoint of the work directory `work`: the next run starts the level afresh.
+pub(super) fn forget(work: &Path) {
+    let _ = std::fs::remove_file(work.join(CKPT_NAME));
+}
+
+impl LowMemoryBuilder<'_> {
+    /// The states of positions `0..done` after the exits of a resumed level: their forward
+    /// pass again, a bucket at a time (its exits are on disk already).
+    pub(super) fn restore_exits(&self, done: u64, progress: &dyn Progress) {
+        progress.phase("restore", done);
+        let mut scratch = Vec::new();
+        let mut lo = self.range.start;
+        while lo < done {
+            let hi = (lo + self.bucket).min(done);
+            self.forward_bucket(lo..hi, &mut scratch, progress);
+            lo = hi;
+        }
+    }
+
+    /// The states before step `next` of a resumed level, from the work file (see the module):
+    /// one pass sets the settled codes and puts the values of later steps back as exits, a
+    /// second counts each unsettled position's children not won. A byte that is neither an
+    /// exit nor a value of this level is [`TableError::Damaged`].
+    pub(super) fn restore_settle(
+        &self,
+        next: u32,
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        let n = self.level.seeds() as i32;
+        let i = next as i32;
+        progress.phase("restore", 2 * (self.range.end - self.range.start));
+        chunks(self.range.clone()).try_for_each(|(start, end)| {
+            let len = (end - start) as usize;
+            let mut buf = vec![0u8; len];
+            self.read(start, &mut buf)?;
+            let mut dirty = false;
+            let first = ((start - self.range.start) / PER_WORD) as usize;
+            for (w, bytes) in buf.chunks_mut(PER_WORD as usize).enumerate() {
+                let mut word = 0u64;
+                for (k, byte) in bytes.iter_mut().enumerate() {
+                    let at = start + (w as u64) * PER_WORD + k as u64;
+                    let code = match decode(*byte) {
+                        Err(v) if (1..=n).contains(&i32::from(v).abs()) => {
+                            if i32::from(v).abs() > i {
+                                DONE_WIN + u64::from(v < 0)
+                            } else {
+                                // Settled after the checkpoint: its value is its exit.
+                                *byte = v as u8;
+                                dirty = true;
+                                u64::from(i32::from(v) <= -(i + 1))
+                            }
+                        }
+                        Ok(e) if e == NO_EXIT => 1,
+                        Ok(e) if i32::from(e).abs() <= n => u64::from(i32::from(e) <= -(i + 1)),
+                        _ => return Err(self.damaged(at, *byte)),
+                    };
+                    word |= code << (BITS as u64 * k as u64);
+                }
+                self.state.words()[first + w].store(word, Relaxed);
+            }
+            if dirty {
+                self.write(start, &buf)?;
+            }
+            progress.advance(end - start);
+            Ok(())
+        })?;
+        let rules = self.rules;
+        let level = &self.level;
+        chunks(self.range.clone()).for_each(|(start, end)| {
+            let mut boards = level.boards(start..end);
+            let first = ((start - self.range.start) / PER_WORD) as usize;
+            for (w, group) in (start..end).step_by(PER_WORD as usize).enumerate() {
+                let slot = &self.state.words()[first + w];
+                let mut word = slot.load(Relaxed);
+                for k in 0..(end - group).min(PER_WORD) {
+                    let board = boards.next().expect("chunk inside the level");
+                    let shift = BITS as u64 * k;
+                    let code = (word >> shift) & MASK;
+                    if code >= SETTLED {
+                        continue;
+                    }
+                    let mut open = 0u64;
+                    board.for_each_ranked_quiet_child(rules, level, |q| {
+                        open += u64::from(self.code(q) != DONE_WIN);
+                    });
+                    word = (word & !(MASK << shift)) | ((2 * open + (code & 1)) << shift);
+                }
+                // Other chunks read only the settled codes of this word, which stay.
+                slot.store(word, Relaxed);
+            }
+            progress.advance(end - start);
+        });
+        Ok(())
+    }
+
+    /// The code of position `q` (of this builder's range).
+    fn code(&self, q: u64) -> u64 {
+        let r = q - self.range.start;
+        (self.state.words()[(r / PER_WORD) as usize].load(Relaxed)
+            >> (BITS as u64 * (r % PER_WORD)))
+            & MASK
+    }
+
+    fn damaged(&self, at: u64, byte: u8) -> TableError {
+        TableError::Damaged {
+            path: self.work_path.clone(),
+            what: format!(
+                "position {at} holds {byte:#04x}, neither an exit nor a value of level {}",
+                self.level.seeds()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use awari_db::{level_path, Levels, Rules};
+
+    use crate::build::{build_level, Plan};
+    use crate::progress::Silent;
+    use crate::twobit::Stage;
+
+    use super::super::{exit_bucket, LowMemoryBuilder};
+
+    /// A run killed after the checkpoint before step `i`, in the middle of the next steps'
+    /// streams (every other chunk of step `i − 1` streamed, its values half written, and with
+    /// `further`, the whole of step `i − 1` and half of step `i − 2`), resumes to the bytes of
+    /// the in-memory table: the values written after the checkpoint go back as exits. Level
+    /// 16 under awari, 8 chunks; at the first step, a middle one and the last.
+    #[test]
+    fn a_resume_after_a_kill_mid_step_writes_the_same_table() {
+        const N: u32 = 16;
+        let rules = Rules::Awari;
+        let root = std::env::temp_dir().join(format!("awari-lowmem-resume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let mem = root.join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        for m in (0..=N).filter(|&m| awari_db::level_exists(m)) {
+            let levels = Levels::open(&mem, Some(rules)).unwrap();
+            build_level(&mem, m, rules, &levels, Plan::InMemory, &Silent).unwrap();
+        }
+        let want = std::fs::read(level_path(&mem, N)).unwrap();
+        let mut cases = 0;
+        for (i, further) in [(N, false), (9, false), (9, true), (3, true), (2, false)] {
+            let dir = root.join(format!("step-{i}-{further}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for m in 0..N {
+                if awari_db::level_exists(m) {
+                    std::fs::copy(level_path(&mem, m), level_path(&dir, m)).unwrap();
+                }
+            }
+            let levels = Levels::open(&dir, Some(rules)).unwrap();
+            let bucket = exit_bucket(N, 2, None);
+            {
+                let mut b = LowMemoryBuilder::open(&dir, N, rules, &levels, bucket).unwrap();
+                assert!(b.range.end > 6 * super::super::CHUNK);
+                b.compute_exits(0, &Silent).unwrap();
+                for s in (i..=N).rev() {
+                    b.stream_step(Some(s as i8), s == N, &Silent).unwrap();
+                }
+                b.checkpoint(Stage::Settle { next: i }, None).unwrap();
+                let half = |b: &LowMemoryBuilder, step: u32, odd: u64| {
+                    for (k, (start, end)) in b.chunks_from(0, u64::MAX).0.into_iter().enumerate() {
+                        if k as u64 % 2 == odd {
+                            b.stream_chunk(Some(step as i8), start, end, &mut |_, _| false)
+                                .unwrap();
+                        }
+                    }
+                };
+                if further && i > 2 {
+                    b.stream_step(Some(i as i8 - 1), false, &Silent).unwrap();
+                    half(&b, i - 2, 1);
+                } else if i > 1 {
+                    half(&b, i - 1, 0);
+                }
+                // Dropped without finishing: the work directory stays, as after a kill.
+            }
+            let built =
+                build_level(&dir, N, rules, &levels, Plan::LowMemory { bucket }, &Silent).unwrap();
+            assert_eq!(built.resumed.map(|r| r.0), Some(Stage::Settle { next: i }));
+            let got = std::fs::read(level_path(&dir, N)).unwrap();
+            assert!(
+                got == want,
+                "resumed before step {i} (further: {further}): another table"
+            );
+            assert!(!super::work_dir(&dir, N).exists());
+            cases += 1;
+        }
+        assert_eq!(cases, 5);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

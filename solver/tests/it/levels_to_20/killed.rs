@@ -1,0 +1,147 @@
+//! Level 19 (50 M positions) built by the binary in each resumable mode (two-bit,
+//! low-memory) and killed with SIGKILL at random moments, at least twelve times and at least
+//! three times in its settling steps. After every kill the directory holds only the tables,
+//! the level's work directory and at worst a half-written table; the checkpoint there is
+//! whole and never further back than after the kill before. The run that finishes says it
+//! resumed and writes the in-memory table, byte for byte, and leaves no other file.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use awari_db::{level_size, Rules};
+use awari_solver::twobit::Stage;
+use awari_solver::{lowmem, twobit, CheckpointError};
+
+use super::two_bit::extra_files;
+use super::{assert_level_same, copy_levels, reference, temp};
+
+const N: u32 = 19;
+
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn killed_two_bit_build_resumes_to_the_same_bytes() {
+    // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
+    killed_build_resumes("two-bit", "48M", "level-19.work", twobit::checkpoint_stage);
+}
+
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn killed_low_memory_build_resumes_to_the_same_bytes() {
+    // 45 MB: 0.67 bytes a position for the states, the rest for exits in 6 buckets, each
+    // followed by a checkpoint.
+    killed_build_resumes(
+        "low-memory",
+        "45M",
+        "level-19.lowmem",
+        lowmem::checkpoint_stage,
+    );
+}
+
+type StageOf = fn(&Path, u32, Rules) -> Result<Option<Stage>, CheckpointError>;
+
+fn killed_build_resumes(mode: &str, memory: &str, work: &str, stage_of: StageOf) {
+    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let rules = Rules::Awari;
+    let mem = reference(rules);
+    let dir = temp(&format!("{mode}-killed"));
+    copy_levels(mem, &dir, 0..N);
+    let args = [
+        "build",
+        "--max-stones",
+        "19",
+        "--mode",
+        mode,
+        "--threads",
+        "2",
+        "--memory",
+        memory,
+        "--db",
+    ];
+    let log = dir.with_extension("stderr");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut rng = awari_db::SplitMix64(seed);
+    let out_path = dir.with_extension("stdout");
+    let (mut kills, mut last, mut in_settle, mut stalls) = (0, 0u64, 0, 0);
+    // Delays stretch when kills stop making progress (a loaded machine), so that the kills
+    // reach the settling steps whatever the speed.
+    let mut scale = 1.0f64;
+    let mut finished_alone = None;
+    while kills < 12 || in_settle < 3 {
+        assert!(
+            kills < 60,
+            "{mode}: no progress after {kills} kills (seed {seed})"
+        );
+        // Checkpoints a few times a second (by default every 5 minutes), so that kills make
+        // progress; some steps then end without one.
+        let mut child = Command::new(bin)
+            .env("AWARI_CHECKPOINT_SECONDS", "0.3")
+            .args(args)
+            .arg(&dir)
+            .stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let delay = ((50 + rng.below(850)) as f64 * scale) as u64;
+        std::thread::sleep(Duration::from_millis(delay));
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(
+                status.success() && kills >= 10,
+                "{mode}: the build ended by itself ({status}) after {kills} kills (seed {seed}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            finished_alone = Some(std::fs::read_to_string(&out_path).unwrap());
+            break;
+        }
+        child.kill().unwrap(); // SIGKILL: no chance to clean up
+        child.wait().unwrap();
+        kills += 1;
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            !said.contains("starting afresh"),
+            "{mode}: kill {kills} (seed {seed}): {said}"
+        );
+        for f in extra_files(&dir, N - 1) {
+            assert!(
+                f == work || f == "level-19.values" || f == "level-19.values.tmp",
+                "{mode}: unexpected {f} after kill {kills} (seed {seed})"
+            );
+        }
+        let stage = stage_of(&dir, N, rules)
+            .unwrap_or_else(|e| panic!("{mode}: kill {kills} (seed {seed}): {e}"));
+        let at = stage.map_or(0, |s| s.progress(N));
+        assert!(
+            at >= last,
+            "{mode}: kill {kills}: went back from {last} to {at} (seed {seed})"
+        );
+        stalls = if at == last { stalls + 1 } else { 0 };
+        if stalls >= 2 {
+            scale *= 1.5;
+            stalls = 0;
+        }
+        last = at;
+        in_settle += usize::from(matches!(stage, Some(Stage::Settle { .. })));
+    }
+    let text = match finished_alone {
+        Some(text) => text,
+        None => {
+            let out = Command::new(bin).args(args).arg(&dir).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    assert!(text.contains("level 19: resumed at"), "{mode}: {text}");
+    assert_level_same(mem, &dir, N);
+    assert_eq!(extra_files(&dir, N), Vec::<String>::new(), "{mode}");
+    assert!(level_size(N) > 40_000_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&out_path);
+}
