@@ -321,13 +321,51 @@ impl LowMemoryBuilder<'_> {
 
 #[cfg(test)]
 mod tests {
-    use awari_db::{level_path, Levels, Rules};
+    use std::path::{Path, PathBuf};
+
+    use awari_db::{level_path, Levels, Rules, TableError};
 
     use crate::build::{build_level, Plan};
     use crate::progress::Silent;
+    use crate::settle::BuilderError;
     use crate::twobit::Stage;
 
-    use super::super::{exit_bucket, LowMemoryBuilder};
+    use super::super::{exit_bucket, LowMemoryBuilder, CHUNK};
+
+    const N: u32 = 16;
+    const RULES: Rules = Rules::Awari;
+
+    /// A scratch directory with levels 0..=N built in memory in `memory/`; returns it and
+    /// level N's table.
+    fn reference(name: &str) -> (PathBuf, Vec<u8>) {
+        let root = std::env::temp_dir().join(format!("awari-lowmem-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let mem = root.join("memory");
+        std::fs::create_dir_all(&mem).unwrap();
+        for m in (0..=N).filter(|&m| awari_db::level_exists(m)) {
+            let levels = Levels::open(&mem, Some(RULES)).unwrap();
+            build_level(&mem, m, RULES, &levels, Plan::InMemory, &Silent).unwrap();
+        }
+        let want = std::fs::read(level_path(&mem, N)).unwrap();
+        (root, want)
+    }
+
+    /// A directory under `root` holding the reference's levels below N.
+    fn lower_levels(root: &Path, name: &str) -> PathBuf {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for m in (0..N).filter(|&m| awari_db::level_exists(m)) {
+            std::fs::copy(level_path(&root.join("memory"), m), level_path(&dir, m)).unwrap();
+        }
+        dir
+    }
+
+    fn resume(dir: &Path, levels: &Levels) -> Result<crate::build::BuiltLevel, crate::BuildError> {
+        let plan = Plan::LowMemory {
+            bucket: exit_bucket(N, 2, None),
+        };
+        build_level(dir, N, RULES, levels, plan, &Silent)
+    }
 
     /// A run killed after the checkpoint before step `i`, in the middle of the next steps'
     /// streams (every other chunk of step `i − 1` streamed, its values half written, and with
@@ -336,31 +374,15 @@ mod tests {
     /// 16 under awari, 8 chunks; at the first step, a middle one and the last.
     #[test]
     fn a_resume_after_a_kill_mid_step_writes_the_same_table() {
-        const N: u32 = 16;
-        let rules = Rules::Awari;
-        let root = std::env::temp_dir().join(format!("awari-lowmem-resume-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let mem = root.join("memory");
-        std::fs::create_dir_all(&mem).unwrap();
-        for m in (0..=N).filter(|&m| awari_db::level_exists(m)) {
-            let levels = Levels::open(&mem, Some(rules)).unwrap();
-            build_level(&mem, m, rules, &levels, Plan::InMemory, &Silent).unwrap();
-        }
-        let want = std::fs::read(level_path(&mem, N)).unwrap();
+        let (root, want) = reference("resume");
         let mut cases = 0;
         for (i, further) in [(N, false), (9, false), (9, true), (3, true), (2, false)] {
-            let dir = root.join(format!("step-{i}-{further}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            for m in 0..N {
-                if awari_db::level_exists(m) {
-                    std::fs::copy(level_path(&mem, m), level_path(&dir, m)).unwrap();
-                }
-            }
-            let levels = Levels::open(&dir, Some(rules)).unwrap();
+            let dir = lower_levels(&root, &format!("step-{i}-{further}"));
+            let levels = Levels::open(&dir, Some(RULES)).unwrap();
             let bucket = exit_bucket(N, 2, None);
             {
-                let mut b = LowMemoryBuilder::open(&dir, N, rules, &levels, bucket).unwrap();
-                assert!(b.range.end > 6 * super::super::CHUNK);
+                let mut b = LowMemoryBuilder::open(&dir, N, RULES, &levels, bucket).unwrap();
+                assert!(b.range.end > 6 * CHUNK);
                 b.compute_exits(0, &Silent).unwrap();
                 for s in (i..=N).rev() {
                     b.stream_step(Some(s as i8), s == N, &Silent).unwrap();
@@ -382,8 +404,7 @@ mod tests {
                 }
                 // Dropped without finishing: the work directory stays, as after a kill.
             }
-            let built =
-                build_level(&dir, N, rules, &levels, Plan::LowMemory { bucket }, &Silent).unwrap();
+            let built = resume(&dir, &levels).unwrap();
             assert_eq!(built.resumed.map(|r| r.0), Some(Stage::Settle { next: i }));
             let got = std::fs::read(level_path(&dir, N)).unwrap();
             assert!(
@@ -394,6 +415,66 @@ mod tests {
             cases += 1;
         }
         assert_eq!(cases, 5);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A work byte that no exit or value of the level has (an exit of 53 at 16 seeds, a value
+    /// of 0) stops the resume with the work file's name and the position, and removes the
+    /// checkpoint: the next run starts afresh and writes the true table. A checkpoint whose
+    /// work file has another length is not believed: that run starts afresh at once.
+    #[test]
+    fn a_damaged_work_file_is_never_believed() {
+        let (root, want) = reference("damaged");
+        for (k, byte) in [(0u64, 53u8), (1, super::super::kernel::encode_value(0))] {
+            let dir = lower_levels(&root, &format!("damaged-{k}"));
+            let levels = Levels::open(&dir, Some(RULES)).unwrap();
+            let bucket = exit_bucket(N, 2, None);
+            {
+                let mut b = LowMemoryBuilder::open(&dir, N, RULES, &levels, bucket).unwrap();
+                b.compute_exits(0, &Silent).unwrap();
+                b.stream_step(Some(N as i8), true, &Silent).unwrap();
+                b.checkpoint(Stage::Settle { next: N }, None).unwrap();
+            }
+            let work = super::work_dir(&dir, N).join(super::WORK_NAME);
+            let at = 3 * CHUNK + 1234 + k;
+            let mut bytes = std::fs::read(&work).unwrap();
+            bytes[at as usize] = byte;
+            std::fs::write(&work, &bytes).unwrap();
+            let err = resume(&dir, &levels).unwrap_err();
+            let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged { path, what })) =
+                &err
+            else {
+                panic!("{err}");
+            };
+            assert_eq!(path, &work);
+            assert!(what.contains(&format!("position {at} ")), "{what}");
+            assert!(!work.with_file_name("resume").exists());
+            let built = resume(&dir, &levels).unwrap();
+            assert!(built.resumed.is_none());
+            assert!(std::fs::read(level_path(&dir, N)).unwrap() == want);
+        }
+        // A work file cut short.
+        let dir = lower_levels(&root, "short");
+        let levels = Levels::open(&dir, Some(RULES)).unwrap();
+        {
+            let mut b =
+                LowMemoryBuilder::open(&dir, N, RULES, &levels, exit_bucket(N, 2, None)).unwrap();
+            b.compute_exits(0, &Silent).unwrap();
+            b.checkpoint(Stage::Settle { next: N }, None).unwrap();
+        }
+        let work = super::work_dir(&dir, N).join(super::WORK_NAME);
+        let len = std::fs::metadata(&work).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&work)
+            .unwrap()
+            .set_len(len - 1)
+            .unwrap();
+        let err = super::checkpoint_stage(&dir, N, RULES).unwrap_err();
+        assert!(err.to_string().contains("bytes"), "{err}");
+        let built = resume(&dir, &levels).unwrap();
+        assert!(built.resumed.is_none());
+        assert!(std::fs::read(level_path(&dir, N)).unwrap() == want);
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
