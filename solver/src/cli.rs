@@ -227,8 +227,10 @@ pub enum Command {
         method: MethodArg,
         /// Memory the streamed check's accumulators may use, one byte per position of a
         /// bucket, e.g. 8G; each bucket streams the level and its lower levels once more
-        /// (default: what the machine has free). The depth pass of --prove stays within it
-        /// too (2 bits per position and its wave-0 buckets).
+        /// (default: what the machine has free). A level checked in several buckets records
+        /// each bucket done (level-NN.vresume, in --work): a killed check run again with the
+        /// same --memory resumes at its next bucket. The depth pass of --prove stays within
+        /// it too (2 bits per position and its wave-0 buckets).
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
         /// Prove the values, not only check them: where a level has no depth table, compute
@@ -244,8 +246,8 @@ pub enum Command {
         #[arg(long)]
         prove: bool,
         /// Where --prove keeps its work files, about 1.5 bytes per position of the level at
-        /// most, 2.5 by value class (default: the database directory; give another for a
-        /// read-only one).
+        /// most, 2.5 by value class, and the streamed check its checkpoint (default: the
+        /// database directory; give another for a read-only one).
         #[arg(long)]
         work: Option<PathBuf>,
     },

@@ -30,6 +30,8 @@ use crate::progress::Progress;
 use crate::state::StateArray;
 pub use crate::streamed::Mismatch;
 
+mod resume;
+
 /// Why `verify` could not check a level (a failed check is not an error: it is in the
 /// [`LevelVerdict`]).
 #[derive(Debug, thiserror::Error)]
@@ -448,7 +450,8 @@ pub fn verify_level(
         verify_level_lookup(levels, n, options.keep, progress)
     } else {
         let bucket = streamed_bucket(n, options.memory);
-        verify_level_streamed(levels, n, options.keep, bucket, progress)
+        let resume = work_dir(levels, options)?;
+        verify_level_streamed_resuming(levels, n, options.keep, bucket, Some(resume), progress)
     }
 }
 
@@ -581,6 +584,22 @@ pub fn verify_level_streamed(
     bucket: u64,
     progress: &dyn Progress,
 ) -> Result<LevelVerdict, VerifyError> {
+    verify_level_streamed_resuming(levels, n, keep, bucket, None, progress)
+}
+
+/// [`verify_level_streamed`], which, where the level takes more than one bucket and `resume`
+/// names a directory, records there after each bucket what the buckets so far found
+/// (`level-NN.vresume`, see `resume`), and begins where an earlier run of the same level, table
+/// and bucket recorded it stopped. A checkpoint that cannot be written is said once and the
+/// check goes on without.
+pub fn verify_level_streamed_resuming(
+    levels: &Levels,
+    n: u32,
+    keep: usize,
+    bucket: u64,
+    resume: Option<&std::path::Path>,
+    progress: &dyn Progress,
+) -> Result<LevelVerdict, VerifyError> {
     let table = levels.require(n)?;
     let rules = levels.rules();
     // A compressed table's blocks are each decoded and checked first: a corrupt one is named
@@ -601,11 +620,30 @@ pub fn verify_level_streamed(
     let size = level.size();
     let bucket = bucket.max(1);
     let passes = size.div_ceil(bucket).max(1);
-    progress.phase("verify", passes * (stream.positions() + size) + size);
-    let mut examples = Vec::new();
-    let mut failures = 0;
-    let mut digests = Vec::new();
-    for b in 0..passes {
+    let mut checkpoint = resume
+        .filter(|_| passes > 1)
+        .map(|dir| resume::path(dir, n));
+    let done = checkpoint
+        .as_deref()
+        .map_or_else(resume::Done::default, |path| {
+            resume::read(path, rules, n, table, bucket)
+        });
+    let first = u64::from(done.buckets);
+    if first > 0 {
+        eprintln!(
+            "level {n}: resuming the check at bucket {}/{passes} ({} entries failed before)",
+            first + 1,
+            done.failures
+        );
+    }
+    progress.phase(
+        "verify",
+        (passes - first) * (stream.positions() + size) + size,
+    );
+    let mut examples = done.examples;
+    let mut failures = done.failures;
+    let mut digests = done.digests;
+    for b in first..passes {
         let range = (b * bucket).min(size)..((b + 1) * bucket).min(size);
         if passes > 1 {
             progress.message(&format!("bucket {}/{passes}", b + 1));
@@ -637,6 +675,21 @@ pub fn verify_level_streamed(
         failures += bad;
         examples = merge_examples(examples, found, keep);
         table.advise(awari_db::Access::Normal);
+        if let (Some(path), true) = (&checkpoint, b + 1 < passes) {
+            let done = resume::Done {
+                buckets: (b + 1) as u32,
+                failures,
+                digests: digests.clone(),
+                examples: examples.clone(),
+            };
+            if let Err(e) = resume::write(path, rules, n, table, bucket, &done) {
+                eprintln!("level {n}: going on without a checkpoint: {e}");
+                checkpoint = None;
+            }
+        }
+    }
+    if let Some(path) = &checkpoint {
+        let _ = std::fs::remove_file(path);
     }
     if table.is_compressed() {
         return Ok(LevelVerdict {

@@ -193,3 +193,76 @@ fn twenty_kills_then_resume_verify_and_match() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+/// A streamed `verify` of a level in several buckets, killed once it has checkpointed a bucket,
+/// resumes at its next bucket and gives the verdict of a run never killed, the failures found
+/// before the kill included (a changed entry in the first bucket, a flipped byte in the last);
+/// the checkpoint is gone after. Level 17 in 4 Mi-position buckets (64 MiB of slack besides).
+#[test]
+fn a_killed_streamed_verify_resumes_at_its_next_bucket() {
+    let dir = temp("resume");
+    let o = solver(&["build", "--max-stones", "17"], &dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let path = level_path(&dir, 17);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let (data, size) = (
+        awari_db::table::HEADER_LEN,
+        awari_db::level_size(17) as usize,
+    );
+    for at in [data + 1_000_000, data + size - 1000] {
+        bytes[at] = bytes[at].wrapping_add(2);
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let args = [
+        "verify", "--stones", "17", "17", "--method", "streamed", "--memory", "68M",
+    ];
+    let whole = solver(&args, &dir);
+    assert!(!whole.status.success(), "{}", text(&whole));
+    let checkpoint = dir.join("level-17.vresume");
+    assert!(!checkpoint.exists());
+    let mut killed = false;
+    for _ in 0..10 {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .arg("--db")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        while !checkpoint.exists() && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        child.kill().unwrap(); // SIGKILL, or already ended by itself
+        child.wait().unwrap();
+        if checkpoint.exists() {
+            killed = true;
+            break;
+        }
+    }
+    assert!(killed, "never killed after a checkpoint");
+    let resumed = solver(&args, &dir);
+    assert!(
+        text(&resumed).contains("resuming the check at bucket"),
+        "{}",
+        text(&resumed)
+    );
+    // The verdicts, less the run's figures (seconds, rates).
+    let verdicts = |o: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| l.split(" (streamed").next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(verdicts(&resumed), verdicts(&whole));
+    assert!(
+        verdicts(&whole)
+            .iter()
+            .any(|l| l.contains("index 1000000 ")),
+        "{:?}",
+        verdicts(&whole)
+    );
+    assert_eq!(resumed.status.code(), whole.status.code());
+    assert!(!checkpoint.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
