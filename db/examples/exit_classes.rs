@@ -23,8 +23,7 @@ const TERMINAL: usize = 98;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (Some(db), Some(n)) = (args.get(1), args.get(2).and_then(|s| s.parse::<u32>().ok()))
-    else {
+    let (Some(db), Some(n)) = (args.get(1), args.get(2).and_then(|s| s.parse::<u32>().ok())) else {
         eprintln!("usage: exit_classes DB LEVEL");
         std::process::exit(2);
     };

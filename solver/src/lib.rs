@@ -39,6 +39,7 @@ pub mod progress;
 pub mod report;
 mod seed_records;
 mod settle;
+pub mod sparse_set;
 mod state;
 pub mod stats;
 mod streamed;
