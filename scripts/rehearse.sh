@@ -10,8 +10,8 @@
 #     plan's level 48 has 4), so the exits phase runs in buckets as it will there.
 # Every table is compared byte for byte (cmp) with the in-memory one. Then each algorithm
 # builds level FIRST once more and is killed (SIGKILL) partway, KILL_AT of its first run's time
-# in; the build is run again (a two-bit level resumes at its checkpoint, the others start the
-# level afresh) and its table compared again. Per algorithm the script prints the positions/s
+# in; the build is run again (a two-bit or low-memory level resumes at its checkpoint, the
+# in-memory one starts the level afresh) and its table compared again. Per algorithm the script prints the positions/s
 # and the bytes read and written per position measured (`build --json`'s) beside what
 # `plan` assumes for the same level, memory and threads (with CALIBRATION, a file of
 # scripts/calibrate.sh; else plan's defaults, measured on the 16-core machine), and whether

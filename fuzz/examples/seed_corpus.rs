@@ -111,6 +111,18 @@ fn main() {
     let n = PASS_LEVEL;
     let c = Corpus::new("checkpoint");
     let r = Corpus::new("record_file");
+    for (k, dir) in p.low_memory.iter().enumerate() {
+        let Ok(file) = std::fs::read(dir.join(format!("level-{n:02}.lowmem/resume"))) else {
+            continue;
+        };
+        let fields = checkpoint_fields(&file).unwrap();
+        c.add(&format!("low-memory-{k}-run"), &[3 | 8, k as u8], &file);
+        c.add(
+            &format!("low-memory-{k}-fields-run"),
+            &[3 | 4 | 8, k as u8],
+            fields,
+        );
+    }
     let mut snapshot = 0u8;
     for (k, dir) in p.two_bit.iter().enumerate() {
         let Ok(file) = std::fs::read(dir.join(format!("level-{n:02}.work/resume"))) else {

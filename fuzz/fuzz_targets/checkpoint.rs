@@ -1,12 +1,14 @@
 //! The solver's checkpoint readers: the input as the two-bit build's `level-NN.work/resume`
 //! (read by `twobit::checkpoint_stage` and by `build_level` (two-bit)'s resume), as the depth
-//! pass's `level-NN.dresume` (`DepthPass::open`, then its run) or as the class pass's
-//! `level-NN.dclasses` (`ClassPass::open`, then its run), in a directory of level 6 under awari
+//! pass's `level-NN.dresume` (`DepthPass::open`, then its run), as the class pass's
+//! `level-NN.dclasses` (`ClassPass::open`, then its run) or as the low-memory build's
+//! `level-NN.lowmem/resume` (`lowmem::checkpoint_stage`, `build_level` (low-memory)'s
+//! resume), in a directory of level 6 under awari
 //! left by a pass stopped part way (at start-up: real work files) or in one without work
 //! files. Asserted: no panic, no hang, no huge allocation; and where the checkpoint is the one
 //! its pass left (the input unframed), a run that ends `Ok` writes the true table.
 //!
-//! Input: a byte of flags (bits 0-1 the kind: two-bit, depth, classes; bit 2 the input is the
+//! Input: a byte of flags (bits 0-1 the kind: two-bit, depth, classes, low-memory; bit 2 the input is the
 //! checkpoint's fields, framed and checksummed here, else the whole file; bit 3 run the pass
 //! after opening it), a byte choosing the directory, then the bytes.
 #![no_main]
@@ -17,7 +19,7 @@ use std::sync::OnceLock;
 use awari_db::{depth_path, level_path, Levels, Rules};
 use awari_fuzz::{
     copy_dir, frame_checkpoint, one_thread, passes, replace, run_depth, scratch, stage_dir, Input,
-    CLASS_CHECKPOINT, DEPTH_CHECKPOINT, PASS_LEVEL as N, TWO_BIT_CHECKPOINT,
+    CLASS_CHECKPOINT, DEPTH_CHECKPOINT, LOW_MEMORY_CHECKPOINT, PASS_LEVEL as N, TWO_BIT_CHECKPOINT,
 };
 use awari_solver::build::{build_level, Plan};
 use awari_solver::depth::{ClassPass, DepthPass};
@@ -47,11 +49,12 @@ fn setup() -> Setup {
     one_thread();
     let root = scratch("checkpoint");
     let p = passes(&root);
+    let want = std::fs::read(level_path(&p.full, N)).unwrap();
     let mut kinds = vec![Kind {
         frame: TWO_BIT_CHECKPOINT,
         file: "level-06.work/resume",
         dirs: p.two_bit,
-        want: std::fs::read(level_path(&p.full, N)).unwrap(),
+        want: want.clone(),
     }];
     for (classes, frame, file, dirs) in [
         (false, DEPTH_CHECKPOINT, "level-06.dresume", p.waves),
@@ -68,6 +71,12 @@ fn setup() -> Setup {
             want,
         });
     }
+    kinds.push(Kind {
+        frame: LOW_MEMORY_CHECKPOINT,
+        file: "level-06.lowmem/resume",
+        dirs: p.low_memory,
+        want,
+    });
     Setup {
         kinds,
         work: root.join("work"),
@@ -105,6 +114,16 @@ fuzz_target!(
                 if run {
                     let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
                     let r = build_level(dir, N, Rules::Awari, &levels, Plan::TwoBit { bucket: 1 }, &Silent);
+                    if r.is_ok() && own {
+                        assert!(std::fs::read(level_path(dir, N)).unwrap() == k.want);
+                    }
+                }
+            }
+            3 => {
+                let _ = awari_solver::lowmem::checkpoint_stage(dir, N, Rules::Awari);
+                if run {
+                    let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
+                    let r = build_level(dir, N, Rules::Awari, &levels, Plan::LowMemory { bucket: 1 }, &Silent);
                     if r.is_ok() && own {
                         assert!(std::fs::read(level_path(dir, N)).unwrap() == k.want);
                     }

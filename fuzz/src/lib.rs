@@ -315,6 +315,8 @@ pub const TWO_BIT_CHECKPOINT: ([u8; 8], u32) = (*b"AWARICKP", 3);
 pub const DEPTH_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDRS", 2);
 /// The class pass's `level-NN.dclasses`.
 pub const CLASS_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDCL", 3);
+/// The low-memory build's `level-NN.lowmem/resume`.
+pub const LOW_MEMORY_CHECKPOINT: ([u8; 8], u32) = (*b"AWARILMR", 1);
 
 /// A checkpoint of `kind` whose fields are `fields`, framed and checksummed as
 /// `solver/src/checkpoint.rs` writes one.
@@ -569,6 +571,9 @@ pub struct Passes {
     /// The two-bit build's: the levels below, and its stopped builds (checkpoint
     /// `level-06.work/resume`).
     pub two_bit: Vec<PathBuf>,
+    /// The low-memory build's: the levels below, and its stopped builds (checkpoint
+    /// `level-06.lowmem/resume`).
+    pub low_memory: Vec<PathBuf>,
     /// The depth pass's (by waves): every level, and its stopped passes (`level-06.dresume`).
     pub waves: Vec<PathBuf>,
     /// The class pass's: every level, and its stopped passes (`level-06.dclasses`).
@@ -588,6 +593,20 @@ pub fn run_two_bit(dir: &Path, p: &dyn Progress) -> bool {
         Rules::Awari,
         &levels,
         awari_solver::build::Plan::TwoBit { bucket: 1 },
+        p,
+    )
+    .is_ok()
+}
+
+/// Run the low-memory build of [`PASS_LEVEL`] in `dir` (which holds the levels below it).
+pub fn run_low_memory(dir: &Path, p: &dyn Progress) -> bool {
+    let levels = awari_db::Levels::open(dir, Some(Rules::Awari)).expect("levels");
+    awari_solver::build::build_level(
+        dir,
+        PASS_LEVEL,
+        Rules::Awari,
+        &levels,
+        awari_solver::build::Plan::LowMemory { bucket: 1 },
         p,
     )
     .is_ok()
@@ -629,6 +648,12 @@ pub fn passes(root: &Path) -> Passes {
         run_two_bit(d, p);
     });
     two_bit.push(lower.clone());
+    let ckpt = format!("level-{n:02}.lowmem/resume");
+    let mut low_memory =
+        stopped_snapshots(&lower, &root.join("low-memory"), &stops, &ckpt, |d, p| {
+            run_low_memory(d, p);
+        });
+    low_memory.push(lower.clone());
     let depth = |classes: bool| {
         let (tag, file) = if classes {
             ("classes", format!("level-{n:02}.dclasses"))
@@ -645,6 +670,7 @@ pub fn passes(root: &Path) -> Passes {
     let classes = depth(true);
     Passes {
         two_bit,
+        low_memory,
         waves,
         classes,
         lower,
@@ -755,6 +781,23 @@ mod tests {
             }
         }
         assert!(seen > 0);
+        // Low-memory builds stopped with a checkpoint: in the exits, settling, and after.
+        let stages: std::collections::BTreeSet<String> = p
+            .low_memory
+            .iter()
+            .filter_map(|d| {
+                awari_solver::lowmem::checkpoint_stage(d, 6, Rules::Awari)
+                    .unwrap()
+                    .map(|s| {
+                        format!("{s:?}")
+                            .split_whitespace()
+                            .next()
+                            .unwrap()
+                            .to_string()
+                    })
+            })
+            .collect();
+        assert!(stages.len() >= 2, "{stages:?}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
