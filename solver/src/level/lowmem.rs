@@ -466,7 +466,14 @@ impl<'a> LowMemoryBuilder<'a> {
         }
         let exits_seconds = t.elapsed().as_secs_f64();
         if let Stage::Settle { next } = stage {
+            let r = Instant::now();
             self.restore_settle(next, progress)?;
+            if std::env::var_os("AWARI_TIMINGS").is_some() {
+                eprintln!(
+                    "level {n}: states rebuilt before step {next} in {:.2} s",
+                    r.elapsed().as_secs_f64()
+                );
+            }
         }
         if let Stage::Exits { .. } | Stage::Settle { .. } = stage {
             let from = match stage {

@@ -11,7 +11,8 @@
 //! - settled at a step above `i` if its byte is a value `v` with `|v| > i` (see
 //!   [`super::kernel::encode_value`]): code 18 or 19;
 //! - else unsettled, its byte an exit, its counter the non-capturing children not won
-//!   (counted by move generation over the codes just set), `exit_ok` as of step `i + 1`.
+//!   (counted by move generation over the codes just set; for an exit ≥ 0, which never makes
+//!   the position losable, its non-capturing moves), `exit_ok` as of step `i + 1`.
 //!
 //! The run killed after the checkpoint may have gone on to settle positions at step `i` or
 //! below and write their values, `±j` with `j ≤ i`. A resume puts such a value back as the
@@ -31,6 +32,10 @@ use rayon::prelude::*;
 
 use super::kernel::decode;
 use super::{chunks, LowMemoryBuilder, BITS, DONE_WIN, MASK, PER_WORD, SETTLED};
+use crate::settle::Settle;
+
+/// Positions whose children the states' rebuild counts together (a multiple of 12).
+const COUNT_BATCH: usize = 12 * 8;
 use crate::checkpoint::{CheckpointError, Fields, Kind};
 use crate::exits::ExitsStats;
 use crate::progress::Progress;
@@ -273,31 +278,61 @@ impl LowMemoryBuilder<'_> {
         })?;
         let rules = self.rules;
         let level = &self.level;
-        chunks(self.range.clone()).for_each(|(start, end)| {
+        chunks(self.range.clone()).try_for_each(|(start, end)| {
             let mut boards = level.boards(start..end);
             let first = ((start - self.range.start) / PER_WORD) as usize;
-            for (w, group) in (start..end).step_by(PER_WORD as usize).enumerate() {
-                let slot = &self.state.words()[first + w];
-                let mut word = slot.load(Relaxed);
-                for k in 0..(end - group).min(PER_WORD) {
+            // Positions counted together: every child of a batch is ranked and its word
+            // prefetched before the first is read, so that the cache misses overlap.
+            let mut children: Vec<(u32, u64)> = Vec::with_capacity(COUNT_BATCH * 6);
+            let mut open = [0u64; COUNT_BATCH];
+            let mut exits = vec![0u8; (end - start) as usize];
+            self.read(start, &mut exits)?;
+            let mut lo = start;
+            while lo < end {
+                let hi = (lo + COUNT_BATCH as u64).min(end);
+                children.clear();
+                open[..(hi - lo) as usize].fill(0);
+                for (k, q) in (lo..hi).enumerate() {
                     let board = boards.next().expect("chunk inside the level");
-                    let shift = BITS as u64 * k;
-                    let code = (word >> shift) & MASK;
-                    if code >= SETTLED {
+                    if self.code(q) >= SETTLED {
                         continue;
                     }
-                    let mut open = 0u64;
-                    board.for_each_ranked_quiet_child(rules, level, |q| {
-                        open += u64::from(self.code(q) != DONE_WIN);
+                    if exits[(q - start) as usize] as i8 >= 0 {
+                        // An exit ≥ 0 never makes the position losable: its counter never
+                        // decides anything, and its moves are an upper bound that no
+                        // decrement passes.
+                        open[k] = u64::from(board.quiet_moves(rules).unwrap_or(0));
+                        continue;
+                    }
+                    board.for_each_ranked_quiet_child(rules, level, |c| {
+                        Settle::prefetch(&self.state, c);
+                        children.push((k as u32, c));
                     });
-                    word = (word & !(MASK << shift)) | ((2 * open + (code & 1)) << shift);
                 }
-                // Other chunks read only the settled codes of this word, which stay.
-                slot.store(word, Relaxed);
+                for &(k, c) in &children {
+                    open[k as usize] += u64::from(self.code(c) != DONE_WIN);
+                }
+                // Batches are whole words (COUNT_BATCH is a multiple of 12): this thread's.
+                for (w, group) in (lo..hi).step_by(PER_WORD as usize).enumerate() {
+                    let word_index = first + ((lo - start) / PER_WORD) as usize + w;
+                    let slot = &self.state.words()[word_index];
+                    let mut word = slot.load(Relaxed);
+                    for q in group..(group + PER_WORD).min(hi) {
+                        let shift = BITS as u64 * ((q - group) % PER_WORD);
+                        let code = (word >> shift) & MASK;
+                        if code < SETTLED {
+                            let count = open[(q - lo) as usize];
+                            word = (word & !(MASK << shift)) | ((2 * count + (code & 1)) << shift);
+                        }
+                    }
+                    // Other chunks read only the settled codes of this word, which stay.
+                    slot.store(word, Relaxed);
+                }
+                lo = hi;
             }
             progress.advance(end - start);
-        });
-        Ok(())
+            Ok(())
+        })
     }
 
     /// The code of position `q` (of this builder's range).
