@@ -240,6 +240,8 @@ pub struct LowMemoryBuilder<'a> {
     work_written: AtomicU64,
     /// A level built on one machine checkpoints and resumes; a rank's slice does not.
     durable: Option<Durable>,
+    /// Whether the disk was found too full for the states (said once).
+    said_no_room: std::sync::atomic::AtomicBool,
 }
 
 /// Where a resumable level stands, and what carried over from the runs before.
@@ -252,6 +254,8 @@ struct Durable {
     started: Instant,
     /// Where this run began (`None`: from the start).
     resumed_from: Option<Stage>,
+    /// The checksum of the states the checkpoint saved (after step `next`), if it did.
+    states: Option<u64>,
 }
 
 /// Streaming chunks of `range` (which starts a whole number of chunks after the builder's first
@@ -315,12 +319,14 @@ impl<'a> LowMemoryBuilder<'a> {
             carried: Carried::default(),
             started: Instant::now(),
             resumed_from: None,
+            states: None,
         };
         if let Some(c) = found {
             durable.stage = c.stage;
             durable.carried = c.carried;
             durable.resumed_from = (c.stage != Stage::Exits { done: 0 }).then_some(c.stage);
             durable.resumes = c.resumes + u32::from(durable.resumed_from.is_some());
+            durable.states = c.states;
         }
         builder.durable = Some(durable);
         Ok(builder)
@@ -381,6 +387,7 @@ impl<'a> LowMemoryBuilder<'a> {
             work_read: AtomicU64::new(0),
             work_written: AtomicU64::new(0),
             durable: None,
+            said_no_room: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -465,21 +472,35 @@ impl<'a> LowMemoryBuilder<'a> {
             self.checkpoint(next, None)?;
         }
         let exits_seconds = t.elapsed().as_secs_f64();
+        // The first step this run makes.
+        let mut from = n;
         if let Stage::Settle { next } = stage {
             let r = Instant::now();
-            self.restore_settle(next, progress)?;
+            let saved = self
+                .durable
+                .as_ref()
+                .and_then(|d| d.states.map(|s| (d.dir.clone(), s)));
+            let loaded = match saved {
+                Some((dir, checksum)) => self.load_states(&dir, checksum)?,
+                None => false,
+            };
+            let how = if loaded {
+                self.restore_loaded(next, progress)?;
+                from = next - 1;
+                "loaded after step"
+            } else {
+                self.restore_settle(next, progress)?;
+                from = next;
+                "rebuilt before step"
+            };
             if std::env::var_os("AWARI_TIMINGS").is_some() {
                 eprintln!(
-                    "level {n}: states rebuilt before step {next} in {:.2} s",
+                    "level {n}: states {how} {next} in {:.2} s",
                     r.elapsed().as_secs_f64()
                 );
             }
         }
         if let Stage::Exits { .. } | Stage::Settle { .. } = stage {
-            let from = match stage {
-                Stage::Settle { next } => next,
-                _ => n,
-            };
             progress.phase("settle", self.level.size());
             let every = checkpoint_seconds();
             let mut last = Instant::now();
@@ -492,7 +513,7 @@ impl<'a> LowMemoryBuilder<'a> {
                     last = Instant::now();
                 }
             }
-            self.stream_step(None, false, progress)?;
+            self.stream_step(None, from == 0, progress)?;
             self.checkpoint(Stage::Convert, None)?;
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
@@ -521,6 +542,15 @@ impl<'a> LowMemoryBuilder<'a> {
             return Ok(());
         };
         self.work.sync_data().map_err(io(&self.work_path))?;
+        // The states after step `next`, saved where the disk has room (the settling only).
+        let dir = d.dir.clone();
+        let states = match stage {
+            Stage::Settle { next } if next < self.level.seeds() => self.save_states(&dir)?,
+            _ => None,
+        };
+        let Some(d) = &mut self.durable else {
+            return Ok(());
+        };
         let mut carried = exits.unwrap_or(d.carried);
         carried.seconds = d.carried.seconds + d.started.elapsed().as_secs_f64();
         carried.read = d.carried.read + self.work_read.load(Relaxed);
@@ -532,8 +562,12 @@ impl<'a> LowMemoryBuilder<'a> {
             stage,
             d.resumes,
             &carried,
+            states,
         )?;
         d.stage = stage;
+        if stage == Stage::Convert {
+            Self::forget_states(&d.dir);
+        }
         Ok(())
     }
 

@@ -21,6 +21,14 @@
 //! settled above `j`, and at step `j` it was won, or lost with `exit_ok` already set and every
 //! child won). Each step settles the same sets again, so the table is the same bytes.
 //!
+//! That rebuild costs about a third of the level's build (scripts/bench-resume.sh). So a
+//! checkpoint in the settling also writes the packed states as they stand after step `i`
+//! (`states`, written whole, synced and renamed before the checkpoint names it by its
+//! checksum), where the disk has room for them: a resume that finds them whole loads them and
+//! goes on at step `i − 1` after one pass over the work file, which puts back as exits the
+//! values of the positions the states hold unsettled (settled after the checkpoint). States
+//! that are missing or fail their checksum are not believed: the rebuild above is the fallback.
+//!
 //! Stage `Convert`, after the last pass, has every value on disk: only the table is left to
 //! write.
 
@@ -57,11 +65,15 @@ use crate::twobit::Stage;
 /// carried over for the summary: seconds     f64, then work bytes read, written (u64)
 /// exits: seconds, storage bytes read        f64, u64 (u64::MAX: unknown)
 /// exits: passes over the lower levels       u32
+/// settle: the states after step `next`      u8 (1: saved in `states`, 0: none), u64
+///   saved, and their XXH3-64                   (the checksum)
 /// ```
 pub(super) struct Checkpoint {
     pub(super) stage: Stage,
     pub(super) resumes: u32,
     pub(super) carried: Carried,
+    /// The checksum of the states saved after step `next` (stage `Settle`), if saved.
+    pub(super) states: Option<u64>,
 }
 
 /// What carried over from the runs before a resume, for the summary.
@@ -92,10 +104,16 @@ impl Carried {
 
 const KIND: Kind = Kind {
     magic: *b"AWARILMR",
+    version: 2,
+};
+/// The first version's fields: those of version 2 without the saved states.
+const KIND_1: Kind = Kind {
+    magic: *b"AWARILMR",
     version: 1,
 };
 const CKPT_NAME: &str = "resume";
 pub(super) const WORK_NAME: &str = "work";
+const STATES_NAME: &str = "states";
 
 /// The work directory of a low-memory level `n` in `dir`.
 pub fn work_dir(dir: &Path, n: u32) -> PathBuf {
@@ -124,8 +142,15 @@ pub(super) fn read_checkpoint(
     n: u32,
     rules: Rules,
 ) -> Result<Option<Checkpoint>, CheckpointError> {
-    let Some(mut r) = crate::checkpoint::read(&work.join(CKPT_NAME), KIND)? else {
-        return Ok(None);
+    let path = work.join(CKPT_NAME);
+    // Version 1 (no saved states) is read too: a level begun by it resumes, its states rebuilt.
+    let (mut r, version) = match crate::checkpoint::read(&path, KIND) {
+        Ok(None) => return Ok(None),
+        Ok(Some(r)) => (r, KIND.version),
+        Err(e) => match crate::checkpoint::read(&path, KIND_1) {
+            Ok(Some(r)) => (r, KIND_1.version),
+            _ => return Err(e),
+        },
     };
     let size = level_size(n);
     let (code, seeds, positions) = (r.u8()?, r.u32()?, r.u64()?);
@@ -150,6 +175,12 @@ pub(super) fn read_checkpoint(
         exits_read: Some(r.u64()?).filter(|&b| b != u64::MAX),
         passes: r.u32()?,
     };
+    let (saved, checksum) = if version == 1 {
+        (0, 0)
+    } else {
+        (r.u8()?, r.u64()?)
+    };
+    let states = (saved == 1 && matches!(stage, Stage::Settle { .. })).then_some(checksum);
     r.finish()?;
     let path = work.join(WORK_NAME);
     match std::fs::metadata(&path) {
@@ -175,6 +206,7 @@ pub(super) fn read_checkpoint(
         stage,
         resumes,
         carried,
+        states,
     }))
 }
 
@@ -187,6 +219,7 @@ pub(super) fn write_checkpoint(
     stage: Stage,
     resumes: u32,
     carried: &Carried,
+    states: Option<u64>,
 ) -> Result<u64, TableError> {
     let (code, done, next) = match stage {
         Stage::Exits { done } => (0u8, done, 0u8),
@@ -206,7 +239,9 @@ pub(super) fn write_checkpoint(
         .u64(carried.written)
         .f64(carried.exits_seconds)
         .u64(carried.exits_read.unwrap_or(u64::MAX))
-        .u32(carried.passes);
+        .u32(carried.passes)
+        .u8(u8::from(states.is_some()))
+        .u64(states.unwrap_or(0));
     f.write(&work.join(CKPT_NAME), KIND)
 }
 
@@ -215,7 +250,142 @@ pub(super) fn forget(work: &Path) {
     let _ = std::fs::remove_file(work.join(CKPT_NAME));
 }
 
+/// Bytes of the packed states written or read at once.
+const STATES_BLOCK: usize = 1 << 24;
+
 impl LowMemoryBuilder<'_> {
+    /// Save the packed states to `states` in the work directory `work` (written whole to
+    /// `states.tmp`, synced, renamed); returns their checksum, or `None` (and a line, once)
+    /// where the disk has no room for them beside 1 GiB.
+    pub(super) fn save_states(&self, work: &Path) -> Result<Option<u64>, TableError> {
+        use std::io::Write;
+        let words = self.state.words();
+        let bytes = 8 * words.len() as u64;
+        let path = work.join(STATES_NAME);
+        let tmp = awari_db::table::tmp_path(&path);
+        let held = std::fs::metadata(&path).map_or(0, |m| m.len());
+        if crate::sys::disk_free(work).is_some_and(|free| free + held < bytes + (1 << 30)) {
+            if !self.said_no_room.swap(true, Relaxed) {
+                eprintln!(
+                    "level {}: no room on disk for the states ({}): a resume will rebuild them",
+                    self.level.seeds(),
+                    crate::sys::human(bytes)
+                );
+            }
+            let _ = std::fs::remove_file(&path);
+            return Ok(None);
+        }
+        let io = |source| TableError::Io {
+            path: tmp.clone(),
+            source,
+        };
+        let mut f = std::io::BufWriter::with_capacity(
+            STATES_BLOCK,
+            std::fs::File::create(&tmp).map_err(io)?,
+        );
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut block = Vec::with_capacity(STATES_BLOCK);
+        for part in words.chunks(STATES_BLOCK / 8) {
+            block.clear();
+            for w in part {
+                block.extend_from_slice(&w.load(Relaxed).to_le_bytes());
+            }
+            hasher.update(&block);
+            f.write_all(&block).map_err(io)?;
+        }
+        let f = f.into_inner().map_err(|e| io(e.into_error()))?;
+        f.sync_all().map_err(io)?;
+        drop(f);
+        awari_db::table::rename_into_place(&tmp, &path)?;
+        self.work_written.fetch_add(bytes, Relaxed);
+        Ok(Some(hasher.digest()))
+    }
+
+    /// Load the states saved with checksum `checksum` from the work directory `work`; false
+    /// (the states then to be rebuilt) if they are missing, of another length or checksum.
+    pub(super) fn load_states(&self, work: &Path, checksum: u64) -> Result<bool, TableError> {
+        use std::io::Read;
+        let path = work.join(STATES_NAME);
+        let words = self.state.words();
+        let Ok(file) = std::fs::File::open(&path) else {
+            return Ok(false);
+        };
+        let io = |source| TableError::Io {
+            path: path.clone(),
+            source,
+        };
+        if file.metadata().map_err(io)?.len() != 8 * words.len() as u64 {
+            return Ok(false);
+        }
+        let mut reader = std::io::BufReader::with_capacity(STATES_BLOCK, file);
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut block = vec![0u8; STATES_BLOCK];
+        for part in words.chunks(STATES_BLOCK / 8) {
+            let bytes = &mut block[..8 * part.len()];
+            reader.read_exact(bytes).map_err(io)?;
+            hasher.update(bytes);
+            for (w, b) in part.iter().zip(bytes.chunks_exact(8)) {
+                w.store(u64::from_le_bytes(b.try_into().expect("8 bytes")), Relaxed);
+            }
+        }
+        self.work_read.fetch_add(8 * words.len() as u64, Relaxed);
+        Ok(hasher.digest() == checksum)
+    }
+
+    /// Remove the saved states (the conversion needs none).
+    pub(super) fn forget_states(work: &Path) {
+        let _ = std::fs::remove_file(work.join(STATES_NAME));
+    }
+
+    /// After loading the states saved after step `done`: the values the work file holds for
+    /// positions the states hold unsettled (written after the checkpoint) go back as their
+    /// exits (see the module); a settled position whose byte is no value of a step above
+    /// `done`, or any byte no exit or value of the level has, is [`TableError::Damaged`].
+    pub(super) fn restore_loaded(
+        &self,
+        done: u32,
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        let n = self.level.seeds() as i32;
+        let done = done as i32;
+        progress.phase("restore", self.range.end - self.range.start);
+        chunks(self.range.clone()).try_for_each(|(start, end)| {
+            let len = (end - start) as usize;
+            let mut buf = vec![0u8; len];
+            self.read(start, &mut buf)?;
+            let mut dirty = false;
+            for (k, byte) in buf.iter_mut().enumerate() {
+                let at = start + k as u64;
+                let code = self.code(at);
+                let ok = match decode(*byte) {
+                    Err(v) if code >= DONE_WIN => {
+                        i32::from(v).abs() > done && i32::from(v).abs() <= n
+                    }
+                    Err(v) if code < SETTLED => {
+                        if (1..done).contains(&i32::from(v).abs()) {
+                            *byte = v as u8;
+                            dirty = true;
+                            true
+                        } else {
+                            false
+                        }
+                    }
+                    // Settled at step `done`: its value written again by the next stream.
+                    Err(v) => i32::from(v).abs() == done,
+                    Ok(e) => code < DONE_WIN && (e == NO_EXIT || i32::from(e).abs() <= n),
+                };
+                if !ok {
+                    return Err(self.damaged(at, *byte));
+                }
+            }
+            if dirty {
+                self.write(start, &buf)?;
+            }
+            progress.advance(end - start);
+            Ok(())
+        })
+    }
+
     /// The states of positions `0..done` after the exits of a resumed level: their forward
     /// pass again, a bucket at a time (its exits are on disk already).
     pub(super) fn restore_exits(&self, done: u64, progress: &dyn Progress) {
@@ -297,10 +467,11 @@ impl LowMemoryBuilder<'_> {
                     if self.code(q) >= SETTLED {
                         continue;
                     }
-                    if exits[(q - start) as usize] as i8 >= 0 {
+                    if exits[(q - start) as usize] as i8 >= 0 || next == self.level.seeds() {
                         // An exit ≥ 0 never makes the position losable: its counter never
                         // decides anything, and its moves are an upper bound that no
-                        // decrement passes.
+                        // decrement passes. Before the first step no child is won: the
+                        // counter is the moves.
                         open[k] = u64::from(board.quiet_moves(rules).unwrap_or(0));
                         continue;
                     }
@@ -347,7 +518,7 @@ impl LowMemoryBuilder<'_> {
         TableError::Damaged {
             path: self.work_path.clone(),
             what: format!(
-                "position {at} holds {byte:#04x}, neither an exit nor a value of level {}",
+                "position {at} holds {byte:#04x}, which is no exit or value its state allows at level {}",
                 self.level.seeds()
             ),
         }
@@ -402,17 +573,24 @@ mod tests {
         build_level(dir, N, RULES, levels, plan, &Silent)
     }
 
-    /// A run killed after the checkpoint before step `i`, in the middle of the next steps'
-    /// streams (every other chunk of step `i − 1` streamed, its values half written, and with
-    /// `further`, the whole of step `i − 1` and half of step `i − 2`), resumes to the bytes of
-    /// the in-memory table: the values written after the checkpoint go back as exits. Level
-    /// 16 under awari, 8 chunks; at the first step, a middle one and the last.
+    /// A run killed after the checkpoint at the end of step `i`, in the middle of the next
+    /// steps' streams (every other chunk of step `i − 1` streamed, its values half written,
+    /// and with `further`, the whole of step `i − 1` and half of step `i − 2`), resumes to the
+    /// bytes of the in-memory table: the values written after the checkpoint go back as exits.
+    /// With the states the checkpoint saved (`saved`: it goes on at step `i − 1`), and with
+    /// them gone or damaged (they are rebuilt, and step `i` is made again). Level 16 under
+    /// awari, 8 chunks; at the first step, a middle one and the last.
     #[test]
     fn a_resume_after_a_kill_mid_step_writes_the_same_table() {
         let (root, want) = reference("resume");
         let mut cases = 0;
-        for (i, further) in [(N, false), (9, false), (9, true), (3, true), (2, false)] {
-            let dir = lower_levels(&root, &format!("step-{i}-{further}"));
+        let steps = [(N, false), (9, false), (9, true), (3, true), (2, false)];
+        for ((i, further), states) in steps
+            .into_iter()
+            .flat_map(|c| [(c, "saved"), (c, "gone")])
+            .chain([((9, true), "damaged")])
+        {
+            let dir = lower_levels(&root, &format!("step-{i}-{further}-{states}"));
             let levels = Levels::open(&dir, Some(RULES)).unwrap();
             let bucket = exit_bucket(N, 2, None);
             {
@@ -439,18 +617,64 @@ mod tests {
                 }
                 // Dropped without finishing: the work directory stays, as after a kill.
             }
+            let saved = super::work_dir(&dir, N).join(super::STATES_NAME);
+            assert_eq!(saved.exists(), i < N, "states after step {i}");
+            match states {
+                "gone" => {
+                    let _ = std::fs::remove_file(&saved);
+                }
+                "damaged" if i < N => {
+                    let mut bytes = std::fs::read(&saved).unwrap();
+                    bytes[1000] ^= 4;
+                    std::fs::write(&saved, bytes).unwrap();
+                }
+                _ => {}
+            }
             let built = resume(&dir, &levels).unwrap();
             assert_eq!(built.resumed.map(|r| r.0), Some(Stage::Settle { next: i }));
             let got = std::fs::read(level_path(&dir, N)).unwrap();
             assert!(
                 got == want,
-                "resumed before step {i} (further: {further}): another table"
+                "resumed after step {i} (further: {further}, states {states}): another table"
             );
             assert!(!super::work_dir(&dir, N).exists());
             cases += 1;
         }
-        assert_eq!(cases, 5);
+        assert_eq!(cases, 11);
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A checkpoint of the first version (no saved states) is read: its level resumes, the
+    /// states rebuilt.
+    #[test]
+    fn a_first_version_checkpoint_is_read() {
+        use crate::checkpoint::Fields;
+        let dir = std::env::temp_dir().join(format!("awari-lowmem-v1-{}", std::process::id()));
+        let work = super::work_dir(&dir, 5);
+        std::fs::create_dir_all(&work).unwrap();
+        let size = awari_db::level_size(5);
+        std::fs::write(work.join(super::WORK_NAME), vec![0u8; size as usize]).unwrap();
+        let mut f = Fields::default();
+        f.u8(RULES.code())
+            .u32(5)
+            .u64(size)
+            .u8(1)
+            .u64(0)
+            .u8(3)
+            .u32(2)
+            .f64(1.5)
+            .u64(10)
+            .u64(20)
+            .f64(0.5)
+            .u64(u64::MAX)
+            .u32(1);
+        f.write(&work.join(super::CKPT_NAME), super::KIND_1)
+            .unwrap();
+        let c = super::read_checkpoint(&work, 5, RULES).unwrap().unwrap();
+        assert_eq!(c.stage, Stage::Settle { next: 3 });
+        assert_eq!((c.resumes, c.states), (2, None));
+        assert_eq!(c.carried.exits_read, None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A work byte that no exit or value of the level has (an exit of 53 at 16 seeds, a value
