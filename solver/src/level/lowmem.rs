@@ -424,7 +424,7 @@ impl<'a> LowMemoryBuilder<'a> {
 
     /// Solve the level from wherever it stands (a resumed level from its checkpoint, see
     /// `checkpoint`), with a checkpoint after each exit bucket and at the first step
-    /// boundary [`checkpoint_seconds`] after the last; then [`LowMemoryBuilder::write_values`]
+    /// boundary 5 minutes (`AWARI_CHECKPOINT_SECONDS`) after the last; then [`LowMemoryBuilder::write_values`]
     /// streams the table. A damaged work file ends the run with [`TableError::Damaged`] and
     /// removes the checkpoint, so that the next run starts the level afresh.
     pub fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
