@@ -138,3 +138,64 @@ pub(super) fn write(
     }
     f.write(path, KIND).map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use awari_db::{Levels, Rules};
+
+    use super::*;
+    use crate::build::{build_level, Plan};
+    use crate::progress::Silent;
+
+    /// What a checkpoint records reads back whole; one of another rule set, level, table or
+    /// bucket, or damaged, or cut short, is not believed (the check starts at its first
+    /// bucket).
+    #[test]
+    fn a_checkpoint_is_believed_only_for_its_own_check() {
+        let dir = std::env::temp_dir().join(format!("awari-vresume-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for m in 0..=6 {
+            let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
+            build_level(&dir, m, Rules::Awari, &levels, Plan::InMemory, &Silent).unwrap();
+        }
+        let levels = Levels::open(&dir, Some(Rules::Awari)).unwrap();
+        let (t5, t6) = (levels.require(5).unwrap(), levels.require(6).unwrap());
+        let level = Level::new(6);
+        let done = Done {
+            buckets: 2,
+            failures: 7,
+            digests: vec![1, 2, 3],
+            examples: vec![Mismatch {
+                level: 6,
+                index: 40,
+                board: level.unrank(40),
+                what: "stored 1, recomputed 3".into(),
+            }],
+        };
+        let path = path(&dir, 6);
+        write(&path, Rules::Awari, 6, t6, 1000, &done).unwrap();
+        let back = read(&path, Rules::Awari, 6, t6, 1000);
+        assert_eq!(
+            (back.buckets, back.failures, &back.digests, &back.examples),
+            (2, 7, &done.digests, &done.examples)
+        );
+        let none = |d: Done| d.buckets == 0 && d.failures == 0 && d.examples.is_empty();
+        assert!(none(read(&path, Rules::Abapa, 6, t6, 1000)));
+        assert!(none(read(&path, Rules::Awari, 5, t5, 1000)));
+        assert!(none(read(&path, Rules::Awari, 6, t5, 1000)));
+        assert!(none(read(&path, Rules::Awari, 6, t6, 999)));
+        // More buckets done than the level has.
+        write(&path, Rules::Awari, 6, t6, level.size(), &done).unwrap();
+        assert!(none(read(&path, Rules::Awari, 6, t6, level.size())));
+        write(&path, Rules::Awari, 6, t6, 1000, &done).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut flipped = bytes.clone();
+        flipped[30] ^= 1;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(none(read(&path, Rules::Awari, 6, t6, 1000)));
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(none(read(&path, Rules::Awari, 6, t6, 1000)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
