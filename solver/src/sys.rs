@@ -152,6 +152,50 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// An exclusive lock on a database directory, held while a build writes into it: `flock` on
+/// the directory itself (no file is made), released when this is dropped or the process ends,
+/// however it ends (SIGKILL included), so that no lock is ever left stale.
+pub struct DirLock {
+    _dir: std::fs::File,
+}
+
+/// Why a directory could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds the lock: another build writes into the directory.
+    #[error("another awari-solver build is writing into {}: wait for it to end, or use another directory", .0.display())]
+    Busy(std::path::PathBuf),
+    /// The directory could not be opened or locked.
+    #[error("cannot lock {}: {source}", path.display())]
+    Io {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
+
+/// Lock the directory `dir` (see [`DirLock`]), at once or not at all.
+pub fn lock_dir(dir: &Path) -> Result<DirLock, LockError> {
+    let io = |source| LockError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(dir).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use rustix::fs::{flock, FlockOperation};
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                return Err(LockError::Busy(dir.to_path_buf()))
+            }
+            Err(e) => return Err(io(e.into())),
+        }
+    }
+    Ok(DirLock { _dir: file })
+}
+
 /// Bytes available to this (unprivileged) user on the file system holding `dir`, if known
 /// (`statvfs`: free blocks for unprivileged users × fragment size).
 pub fn disk_free(dir: &Path) -> Option<u64> {

@@ -230,3 +230,49 @@ fn low_memory_exit_buckets(rule_sets: &[Rules]) {
         }
     }
 }
+
+/// A second build into a directory that a build is writing into is refused at once, with one
+/// line that says so, and changes nothing; once the first is killed (SIGKILL), its lock is
+/// gone with it and the next build finishes the work.
+#[test]
+fn a_second_build_into_the_same_directory_is_refused() {
+    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let dir = temp("locked");
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = ["build", "--max-stones", "18", "--threads", "1", "--db"];
+    let mut first = Command::new(bin)
+        .args(args)
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Under way once its first table is in place.
+    while !level_path(&dir, 0).exists() {
+        assert!(first.try_wait().unwrap().is_none(), "the first build ended");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let start = std::time::Instant::now();
+    let second = Command::new(bin).args(args).arg(&dir).output().unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{said}");
+    assert!(
+        said.contains("another awari-solver build is writing into"),
+        "{said}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first build ended before the test"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let third = Command::new(bin).args(args).arg(&dir).output().unwrap();
+    assert!(
+        third.status.success(),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+    assert!(level_path(&dir, 18).exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
