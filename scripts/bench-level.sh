@@ -32,14 +32,7 @@ SIZE=$("$BIN" plan --max-stones "$N" --memory 1T --disk 100T --db "$BASE/none" |
 BUDGET=$(awk -v s="$SIZE" -v b="${B_PER_POS:-0.33}" 'BEGIN {printf "%d", s * b}')
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "== level $N ($SIZE positions) on levels 0..$((N - 1)) of $DB; sides:$SIDES; --memory $BUDGET but for low-memory"
-prepare() {
-  rm -rf "$BASE/$1"
-  mkdir -p "$BASE/$1"
-  for k in $(seq 0 $((N - 1))); do
-    f=$(printf "level-%02d.values" "$k")
-    if [ -f "$DB/$f" ]; then ln "$DB/$f" "$BASE/$1/$f" 2>/dev/null || cp "$DB/$f" "$BASE/$1/$f"; fi
-  done
-}
+prepare() { link_lower_levels "$DB" "$BASE/$1" "$N"; }
 table() { echo "$BASE/$1/$(printf 'level-%02d.values' "$N")"; }
 RESULTS=$BASE/results.txt
 : > "$RESULTS"

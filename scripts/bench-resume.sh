@@ -31,14 +31,7 @@ trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
 SIZE=$("$BIN" plan --max-stones "$N" --memory 1T --disk 100T --db "$BASE/none" | awk -v n="$N" '$1 == n {print $2}')
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "== level $N ($SIZE positions) on levels 0..$((N - 1)) of $DB; killed at $KILL_AT of the whole build"
-prepare() {
-  rm -rf "$BASE/$1"
-  mkdir -p "$BASE/$1"
-  for k in $(seq 0 $((N - 1))); do
-    f=$(printf "level-%02d.values" "$k")
-    if [ -f "$DB/$f" ]; then ln "$DB/$f" "$BASE/$1/$f" 2>/dev/null || cp "$DB/$f" "$BASE/$1/$f"; fi
-  done
-}
+prepare() { link_lower_levels "$DB" "$BASE/$1" "$N"; }
 table() { echo "$BASE/$1/$(printf 'level-%02d.values' "$N")"; }
 now() { date +%s.%N; }
 for mode in $MODES; do

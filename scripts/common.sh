@@ -234,3 +234,15 @@ capped() {
   rmdir "$g" 2>/dev/null || true
   return "$rc"
 }
+
+# link_lower_levels DB DIR N: DIR emptied and given levels 0..N-1 of DB's plain tables, hard
+# linked where the file system allows (else copied).
+link_lower_levels() {
+  local db=$1 dir=$2 n=$3 k f
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  for k in $(seq 0 $((n - 1))); do
+    f=$(printf "level-%02d.values" "$k")
+    if [ -f "$db/$f" ]; then ln "$db/$f" "$dir/$f" 2>/dev/null || cp "$db/$f" "$dir/$f"; fi
+  done
+}

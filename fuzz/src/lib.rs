@@ -584,32 +584,10 @@ pub struct Passes {
     pub full: PathBuf,
 }
 
-/// Run the two-bit build of [`PASS_LEVEL`] in `dir` (which holds the levels below it).
-pub fn run_two_bit(dir: &Path, p: &dyn Progress) -> bool {
+/// Run the build of [`PASS_LEVEL`] by `plan` in `dir` (which holds the levels below it).
+pub fn run_build(dir: &Path, plan: awari_solver::build::Plan, p: &dyn Progress) -> bool {
     let levels = awari_db::Levels::open(dir, Some(Rules::Awari)).expect("levels");
-    awari_solver::build::build_level(
-        dir,
-        PASS_LEVEL,
-        Rules::Awari,
-        &levels,
-        awari_solver::build::Plan::TwoBit { bucket: 1 },
-        p,
-    )
-    .is_ok()
-}
-
-/// Run the low-memory build of [`PASS_LEVEL`] in `dir` (which holds the levels below it).
-pub fn run_low_memory(dir: &Path, p: &dyn Progress) -> bool {
-    let levels = awari_db::Levels::open(dir, Some(Rules::Awari)).expect("levels");
-    awari_solver::build::build_level(
-        dir,
-        PASS_LEVEL,
-        Rules::Awari,
-        &levels,
-        awari_solver::build::Plan::LowMemory { bucket: 1 },
-        p,
-    )
-    .is_ok()
+    awari_solver::build::build_level(dir, PASS_LEVEL, Rules::Awari, &levels, plan, p).is_ok()
 }
 
 /// Run the depth pass of [`PASS_LEVEL`] in `dir` (by value classes or by waves), writing its
@@ -645,13 +623,13 @@ pub fn passes(root: &Path) -> Passes {
     let stops: Vec<usize> = (1..=16).collect();
     let ckpt = format!("level-{n:02}.work/resume");
     let mut two_bit = stopped_snapshots(&lower, &root.join("two-bit"), &stops, &ckpt, |d, p| {
-        run_two_bit(d, p);
+        run_build(d, awari_solver::build::Plan::TwoBit { bucket: 1 }, p);
     });
     two_bit.push(lower.clone());
     let ckpt = format!("level-{n:02}.lowmem/resume");
     let mut low_memory =
         stopped_snapshots(&lower, &root.join("low-memory"), &stops, &ckpt, |d, p| {
-            run_low_memory(d, p);
+            run_build(d, awari_solver::build::Plan::LowMemory { bucket: 1 }, p);
         });
     low_memory.push(lower.clone());
     let depth = |classes: bool| {
