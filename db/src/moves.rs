@@ -288,6 +288,16 @@ impl Board {
         }
     }
 
+    /// Whether the position has an *exit*: the game is over, or a legal move captures (a
+    /// builder's exits phase gives exactly these positions an exit value, from their end or
+    /// their captures; the others have only quiet moves).
+    pub fn has_exit(&self, rules: Rules) -> bool {
+        match self.outcome(rules) {
+            Outcome::Terminal(_) => true,
+            Outcome::Moves(moves) => moves.iter().any(|m| m.captures > 0),
+        }
+    }
+
     /// What the position offers without building its children: `Err(value)` when the game
     /// is over (as [`Board::outcome`]'s `Terminal`), else `Ok(k)` with `k` the number of legal
     /// moves that capture nothing (those whose children stay in the same level).

@@ -64,6 +64,7 @@ pub enum ModeArg {
     Memory,
     LowMemory,
     TwoBit,
+    OneBit,
 }
 
 /// Entries per segment of the probe form (`compress --probe --segment`).
@@ -337,6 +338,7 @@ impl From<ModeArg> for Mode {
             ModeArg::Memory => Mode::InMemory,
             ModeArg::LowMemory => Mode::LowMemory,
             ModeArg::TwoBit => Mode::TwoBit,
+            ModeArg::OneBit => Mode::OneBit,
         }
     }
 }

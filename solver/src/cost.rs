@@ -207,7 +207,7 @@ pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
     let p = level_size(n);
     let bucket = twobit::exit_bucket(n, m.threads, m.memory);
     let passes = p.div_ceil(bucket);
-    let ram = twobit::memory_used(n, m.threads, bucket);
+    let ram = twobit::memory_used(n, m.threads, bucket, twobit::StateBits::Two);
     let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio)
         * two_bit_pass_scale(passes, m.two_bit_passes);
     (
@@ -278,6 +278,8 @@ pub struct Needs {
     /// The two-bit algorithm's, with its smallest exit bucket; `None` where the build does
     /// not offer it (the distributed build).
     pub two_bit: Option<u64>,
+    /// The one-bit algorithm's, likewise.
+    pub one_bit: Option<u64>,
 }
 
 impl Needs {
@@ -287,7 +289,8 @@ impl Needs {
         Needs {
             in_memory: memory_needed(n),
             low_memory: lowmem::memory_needed(n, threads),
-            two_bit: Some(twobit::memory_needed(n, threads)),
+            two_bit: Some(twobit::memory_needed(n, threads, twobit::StateBits::Two)),
+            one_bit: Some(twobit::memory_needed(n, threads, twobit::StateBits::One)),
         }
     }
 }
@@ -329,19 +332,26 @@ pub fn choose(
     let memory = pick(Mode::InMemory, needs.in_memory);
     let low = pick(Mode::LowMemory, needs.low_memory);
     let two_bit = needs.two_bit.map(|need| pick(Mode::TwoBit, need));
+    let one_bit = needs.one_bit.map(|need| pick(Mode::OneBit, need));
     match (mode, two_bit) {
         (Mode::InMemory, _) => Ok(memory),
         (Mode::LowMemory, _) => Ok(low),
         (Mode::TwoBit, two_bit) => two_bit.ok_or(NotOffered(mode)),
+        (Mode::OneBit, _) => one_bit.ok_or(NotOffered(mode)),
         (Mode::Auto, _) if memory.fits => Ok(memory),
         (Mode::Auto, None) => Ok(low),
-        (Mode::Auto, Some(two_bit)) => Ok(match (low.fits, two_bit.fits) {
-            (true, true) if prefers_two_bit() => two_bit,
-            (true, _) => low,
-            (false, true) => two_bit,
-            // Nothing fits: the smaller need, for the error.
-            (false, false) if two_bit.needed < low.needed => two_bit,
-            (false, false) => low,
+        (Mode::Auto, Some(two_bit)) => Ok(match (low.fits, two_bit.fits, one_bit) {
+            (true, true, _) if prefers_two_bit() => two_bit,
+            (true, _, _) => low,
+            (false, true, _) => two_bit,
+            // Only one bit a position fits.
+            (false, false, Some(one_bit)) if one_bit.fits => one_bit,
+            // Nothing fits: the smallest need, for the error.
+            (false, false, Some(one_bit)) if one_bit.needed < two_bit.needed.min(low.needed) => {
+                one_bit
+            }
+            (false, false, _) if two_bit.needed < low.needed => two_bit,
+            (false, false, _) => low,
         }),
     }
 }
@@ -698,7 +708,8 @@ mod tests {
                 Needs {
                     in_memory: memory_needed(n),
                     low_memory: lowmem::memory_needed(n, threads),
-                    two_bit: Some(twobit::memory_needed(n, threads)),
+                    two_bit: Some(twobit::memory_needed(n, threads, twobit::StateBits::Two)),
+                    one_bit: Some(twobit::memory_needed(n, threads, twobit::StateBits::One)),
                 }
             );
         }

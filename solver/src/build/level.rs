@@ -25,7 +25,7 @@ use crate::exits::ExitsStats;
 pub use crate::level::Solved;
 use crate::level::{LevelBuilder, LevelCounts, Mode, Progress};
 use crate::lowmem::LowMemoryBuilder;
-use crate::twobit::{Stage, TwoBit};
+use crate::twobit::{Stage, StateBits, TwoBit};
 
 /// A block of values handed to an [`Output`].
 pub type Sink<'s> = dyn FnMut(&[u8]) -> Result<(), TableError> + 's;
@@ -158,6 +158,11 @@ pub enum Plan {
         /// Positions per exit bucket.
         bucket: u64,
     },
+    /// About 0.16 bytes per position, resumable.
+    OneBit {
+        /// Positions per exit bucket.
+        bucket: u64,
+    },
 }
 
 impl Plan {
@@ -171,6 +176,9 @@ impl Plan {
             Mode::TwoBit => Plan::TwoBit {
                 bucket: crate::twobit::exit_bucket(n, threads, budget),
             },
+            Mode::OneBit => Plan::OneBit {
+                bucket: crate::twobit::exit_bucket(n, threads, budget),
+            },
             Mode::InMemory | Mode::Auto => Plan::InMemory,
         }
     }
@@ -181,6 +189,7 @@ impl Plan {
             Plan::InMemory => Mode::InMemory,
             Plan::LowMemory { .. } => Mode::LowMemory,
             Plan::TwoBit { .. } => Mode::TwoBit,
+            Plan::OneBit { .. } => Mode::OneBit,
         }
     }
 }
@@ -201,7 +210,12 @@ pub fn build_level(
         Plan::LowMemory { bucket } => {
             Box::new(LowMemoryBuilder::open(dir, n, rules, lower, bucket)?)
         }
-        Plan::TwoBit { bucket } => Box::new(TwoBit::open(dir, n, rules, lower, bucket)?),
+        Plan::TwoBit { bucket } => {
+            Box::new(TwoBit::open(dir, n, rules, lower, bucket, StateBits::Two)?)
+        }
+        Plan::OneBit { bucket } => {
+            Box::new(TwoBit::open(dir, n, rules, lower, bucket, StateBits::One)?)
+        }
     };
     run_level(
         algorithm.as_mut(),

@@ -225,7 +225,7 @@ fn disk_full(e: BuildError, n: u32, needed: u64, mode: Mode) -> BuildError {
         level: n,
         path,
         needed,
-        resumable: matches!(mode, Mode::TwoBit | Mode::LowMemory),
+        resumable: matches!(mode, Mode::TwoBit | Mode::OneBit | Mode::LowMemory),
     }
 }
 
@@ -236,7 +236,7 @@ fn level_disk(n: u32, mode: Mode, depth: bool) -> u64 {
     let depth_bytes = if depth { 3 * level_size(n) } else { 0 };
     let work = match mode {
         Mode::LowMemory => lowmem::disk_needed(n),
-        Mode::TwoBit => twobit::disk_needed(n),
+        Mode::TwoBit | Mode::OneBit => twobit::disk_needed(n),
         _ => 0,
     };
     level_size(n) + depth_bytes + work + 2 * awari_db::table::HEADER_LEN as u64
@@ -327,7 +327,7 @@ pub fn build(
         let start = Instant::now();
         progress.level(n, level_size(n));
         // Left by an earlier attempt at this level in another mode.
-        if mode != Mode::TwoBit {
+        if !matches!(mode, Mode::TwoBit | Mode::OneBit) {
             twobit::remove_work_files(&opts.dir, n);
         }
         if mode != Mode::LowMemory {
@@ -416,7 +416,7 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
         // A resumed level's work files hold part of what it needs already.
         let held = match mode {
             Mode::LowMemory => allocated(&lowmem::work_dir(dir, n)),
-            Mode::TwoBit => allocated(&twobit::work_dir(dir, n)),
+            Mode::TwoBit | Mode::OneBit => allocated(&twobit::work_dir(dir, n)),
             _ => 0,
         };
         let free = free + held;

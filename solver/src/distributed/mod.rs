@@ -191,6 +191,7 @@ pub fn build_level_distributed(
             )
         }
         Plan::TwoBit { .. } => return Err(NotOffered(Mode::TwoBit).into()),
+        Plan::OneBit { .. } => return Err(NotOffered(Mode::OneBit).into()),
     };
     Ok(DistributedLevel {
         counts: built.counts,
@@ -293,6 +294,7 @@ pub(crate) fn slice_needs(len: u64, threads: usize) -> crate::cost::Needs {
         in_memory: 2 * len + len.min(WRITE_BLOCK),
         low_memory: lowmem::slice_memory(len, threads),
         two_bit: None,
+        one_bit: None,
     }
 }
 

@@ -53,6 +53,10 @@ pub enum Mode {
     /// 0.25 bytes of RAM per position (under 0.33 in all), no counters, a checkpoint every few
     /// minutes: resumes inside a level (see [`crate::twobit`]).
     TwoBit,
+    /// 0.125 bytes of RAM per position (about 0.16 in all): the two-bit algorithm with one bit
+    /// a position, settled or not, its losses published predecessors first and the exits it
+    /// must know read from its exit lists on disk (see [`crate::twobit`]).
+    OneBit,
 }
 
 impl Mode {
@@ -63,6 +67,7 @@ impl Mode {
             Mode::InMemory => "memory",
             Mode::LowMemory => "low-memory",
             Mode::TwoBit => "two-bit",
+            Mode::OneBit => "one-bit",
         }
     }
 }

@@ -69,6 +69,7 @@
 //! encoded by `crate::seed_records`.
 
 mod budget;
+mod candidates;
 mod checkpoint;
 mod codes;
 mod convert;
@@ -80,6 +81,7 @@ mod work_files;
 
 pub use budget::{disk_needed, exit_bucket, memory_needed, memory_used, work_io};
 pub use checkpoint::checkpoint_stage;
+pub use codes::StateBits;
 pub use work_files::{remove_work_files, work_dir};
 
 use std::path::{Path, PathBuf};
@@ -98,11 +100,9 @@ use checkpoint::read_checkpoint;
 use log::SettledLog;
 use work_files::{IoCount, SEEDS_LOST, SEEDS_WON};
 
-/// Positions per state word.
-const PER_WORD: u64 = 32;
 /// Positions per chunk (2^20): the unit of the record files (a record per chunk).
 const CHUNK: u64 = crate::seed_records::CHUNK;
-const _: () = assert!(CHUNK % PER_WORD == 0);
+const _: () = assert!(CHUNK % StateBits::One.per_word() == 0);
 /// What an exit bucket is a multiple of: whole checksum chunks of the table, which the
 /// conversion writes a bucket at a time.
 const BUCKET_UNIT: u64 = awari_db::table::CHECKSUM_CHUNK as u64;
@@ -157,6 +157,9 @@ pub struct TwoBit<'a> {
     /// The work directory, `level-NN.work`.
     work: PathBuf,
     state: StateArray<AtomicU64>,
+    bits: StateBits,
+    /// One bit: the candidates of the step (see `candidates`).
+    candidates: candidates::Candidates,
     io: IoCount,
     bucket: u64,
     stage: Stage,
@@ -169,18 +172,21 @@ pub struct TwoBit<'a> {
 
 impl<'a> TwoBit<'a> {
     /// Prepare level `n` in `dir`, resuming from its checkpoint if there is a valid one (else
-    /// starting afresh), with exit buckets of `bucket` positions (see [`exit_bucket`]).
+    /// starting afresh), with exit buckets of `bucket` positions (see [`exit_bucket`]) and
+    /// `bits` of state per position. A checkpoint does not depend on `bits` (at a step
+    /// boundary the states follow from the files alone): either width resumes either's.
     pub fn open(
         dir: &Path,
         n: u32,
         rules: Rules,
         lower: &'a Levels,
         bucket: u64,
+        bits: StateBits,
     ) -> Result<TwoBit<'a>, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let work = work_dir(dir, n);
         let level = Level::new(n);
-        let state = StateArray::new(level.size().div_ceil(PER_WORD) as usize)
+        let state = StateArray::new(level.size().div_ceil(bits.per_word()) as usize)
             .map_err(BuilderError::Alloc)?;
         let checkpoint = match read_checkpoint(&work, n, rules) {
             Ok(c) => c,
@@ -204,6 +210,8 @@ impl<'a> TwoBit<'a> {
             stream,
             work,
             state,
+            bits,
+            candidates: candidates::Candidates::new(budget::candidate_capacity(n, bucket, bits)),
             io: IoCount::default(),
             bucket: bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT,
             stage: Stage::Exits { done: 0 },
@@ -310,7 +318,7 @@ impl<'a> TwoBit<'a> {
         let log = SettledLog::new(
             &self.work,
             self.bucket,
-            budget::log_capacity(n, self.bucket),
+            budget::log_capacity(n, self.bucket, self.bits),
             &self.io,
         );
         let every = checkpoint::checkpoint_seconds();

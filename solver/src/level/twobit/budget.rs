@@ -4,7 +4,7 @@
 
 use awari_db::level_size;
 
-use super::{CHUNK, PER_WORD};
+use super::{StateBits, CHUNK};
 
 /// Most exit buckets (passes over the lower levels) the exits phase makes.
 const MAX_PASSES: u64 = 16;
@@ -20,24 +20,54 @@ const PER_THREAD: u64 = 4 * CHUNK;
 const LOG_BYTES_PER_ENTRY: u64 = 16;
 /// The fewest entries a run gathers, whatever the budget.
 const MIN_LOG: u64 = 1 << 16;
+/// Bytes of RAM per candidate (one bit, see `candidates`): 8, and up to twice the capacity
+/// gathered before a round.
+const CANDIDATE_BYTES: u64 = 16;
+/// The fewest candidates gathered before a round, whatever the budget.
+const MIN_CANDIDATES: u64 = 1 << 16;
+
 /// Bytes of state for level `n`.
-fn state_bytes(n: u32) -> u64 {
-    level_size(n).div_ceil(PER_WORD) * 8
+fn state_bytes(n: u32, bits: StateBits) -> u64 {
+    level_size(n).div_ceil(bits.per_word()) * 8
+}
+
+/// What the exits phase's bucket of `bucket` positions (bytes) leaves beside the states: the
+/// settling phase's for its log (and, one bit, its candidates).
+fn left_beside_states(n: u32, bucket: u64, bits: StateBits) -> u64 {
+    let left = bucket.saturating_sub(state_bytes(n, bits));
+    match bits {
+        StateBits::Two => left,
+        StateBits::One => left / 2,
+    }
 }
 
 /// Entries the log gathers before it writes them, with exit buckets of `bucket` positions:
 /// what the exits phase's bucket leaves beside the states (the settling phase gets as much
-/// memory; the conversion holds a bucket's bytes).
-pub(super) fn log_capacity(n: u32, bucket: u64) -> usize {
+/// memory; the conversion holds a bucket's bytes), half of it with one bit.
+pub(super) fn log_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
     // Never more entries than the level has positions.
     let most = awari_db::level_size(n).max(MIN_LOG);
-    (bucket.saturating_sub(state_bytes(n)) / LOG_BYTES_PER_ENTRY).clamp(MIN_LOG, most) as usize
+    (left_beside_states(n, bucket, bits) / LOG_BYTES_PER_ENTRY).clamp(MIN_LOG, most) as usize
 }
 
-/// RAM of the settling phase of level `n`: the states, the runs, per-thread buffers.
-fn settle_memory(n: u32, threads: usize, bucket: u64) -> u64 {
-    state_bytes(n)
-        + log_capacity(n, bucket) as u64 * LOG_BYTES_PER_ENTRY
+/// Candidates gathered before a round looks them up (one bit; two bits: none).
+pub(super) fn candidate_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
+    match bits {
+        StateBits::Two => 0,
+        StateBits::One => {
+            let most = awari_db::level_size(n).max(MIN_CANDIDATES);
+            (left_beside_states(n, bucket, bits) / CANDIDATE_BYTES).clamp(MIN_CANDIDATES, most)
+                as usize
+        }
+    }
+}
+
+/// RAM of the settling phase of level `n`: the states, the runs, the candidates, per-thread
+/// buffers.
+fn settle_memory(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
+    state_bytes(n, bits)
+        + log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY
+        + candidate_capacity(n, bucket, bits) as u64 * CANDIDATE_BYTES
         + threads as u64 * PER_THREAD
         + FIXED
 }
@@ -52,14 +82,15 @@ fn min_bucket(n: u32) -> u64 {
     level_size(n).div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK
 }
 
-/// RAM the two-bit algorithm needs for level `n` at least (with its smallest exit bucket).
-pub fn memory_needed(n: u32, threads: usize) -> u64 {
-    memory_used(n, threads, min_bucket(n))
+/// RAM the algorithm needs for level `n` at least (with its smallest exit bucket), with
+/// `bits` of state a position.
+pub fn memory_needed(n: u32, threads: usize, bits: StateBits) -> u64 {
+    memory_used(n, threads, min_bucket(n), bits)
 }
 
 /// RAM it uses with exit buckets of `bucket` positions.
-pub fn memory_used(n: u32, threads: usize, bucket: u64) -> u64 {
-    settle_memory(n, threads, bucket).max(exits_memory(n, threads, bucket))
+pub fn memory_used(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
+    settle_memory(n, threads, bucket, bits).max(exits_memory(n, threads, bucket))
 }
 
 /// Positions per exit bucket within `budget` bytes (`None`: the whole level): what the exits

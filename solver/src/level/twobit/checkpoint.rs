@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use awari_db::{level_size, Rules, TableError};
 use rayon::prelude::*;
 
-use super::codes::{LOST, WON};
+use super::codes::{StateBits, LOST, WON};
 use super::log::decode;
 use super::stream::list_batch;
 use super::work_files::{part_of, work_dir, ExitList};
@@ -151,7 +151,8 @@ impl TwoBit<'_> {
         let n = self.level.seeds();
         // (file, whether it is a part file: else an exit list of losable positions)
         let mut files: Vec<(String, bool)> = Vec::new();
-        if next < n {
+        // One bit keeps no losable state: the part files alone.
+        if next < n && self.bits == StateBits::Two {
             files.push((ExitList::NoExit.file_name(), false));
             files
                 .extend(((next + 1)..=n).map(|e| (ExitList::Value(-(e as i8)).file_name(), false)));

@@ -2,15 +2,20 @@
 //! seed, depth first by un-moves, everything that follows at the step (a lost child makes an
 //! unsettled predecessor won; a won one makes a losable predecessor run the loss test). The
 //! positions it settles go to the step's log (see `log`).
+//!
+//! With one bit (see `codes`) a loss is published: its predecessors are claimed won a batch
+//! before itself is claimed lost (the lost seeds of the stream are not claimed yet), and a
+//! position with an exit that passes the loss test is a candidate (see `candidates`), whose
+//! rounds follow the seeds.
 
 use awari_db::{Board, TableError};
 use rayon::prelude::*;
 
-use super::codes::{LOSABLE, WON};
+use super::codes::StateBits;
 use super::log::{entry, SettledLog};
 use super::stream::list_batch;
 use super::work_files::{SEEDS_LOST, SEEDS_WON};
-use super::{TwoBit, CHUNK, PER_WORD};
+use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
 use crate::seed_records::decode_seeds;
 use crate::settle::seed_boards;
@@ -41,26 +46,48 @@ impl TwoBit<'_> {
                 total += batch
                     .par_iter()
                     .map(|(c, bytes)| {
-                        let start = u64::from(*c) * CHUNK;
                         let seeds = decode_seeds(
                             bytes,
                             crate::seed_records::chunk_limit(*c, self.level.size()),
                         );
                         progress.advance(seeds.len() as u64);
-                        let mut settled = Vec::new();
-                        for slice in seeds.chunks(SEED_SLICE) {
-                            let mut stack = seed_boards(&self.level, start, slice.iter().copied());
-                            self.propagate(&mut stack, i, &mut settled);
-                        }
-                        let count = settled.len() as u64;
-                        progress.advance(count);
-                        log.add(&settled).map(|()| count)
+                        self.propagate_chunk(*c, &seeds, i, log, progress)
                     })
                     .sum::<Result<u64, TableError>>()?;
                 log.flush_if_full()?;
+                if self.candidates.full() {
+                    total += self.resolve_candidates(i, log, progress)?;
+                }
             }
         }
+        if self.bits == StateBits::One {
+            total += self.resolve_candidates(i, log, progress)?;
+        }
         Ok(total)
+    }
+
+    /// Propagate the `seeds` of chunk `c` (offsets in increasing order, won: true) at step
+    /// `i`; what it settles goes to `log`, the candidates it finds to theirs. Returns the
+    /// positions it settled.
+    pub(super) fn propagate_chunk(
+        &self,
+        c: u32,
+        seeds: &[(u32, bool)],
+        i: u32,
+        log: &SettledLog,
+        progress: &dyn Progress,
+    ) -> Result<u64, TableError> {
+        let start = u64::from(c) * CHUNK;
+        let mut settled = Vec::new();
+        let mut found = Vec::new();
+        for slice in seeds.chunks(SEED_SLICE) {
+            let mut stack = seed_boards(&self.level, start, slice.iter().copied());
+            self.propagate(&mut stack, i, &mut settled, &mut found);
+        }
+        self.candidates.add(&found);
+        let count = settled.len() as u64;
+        progress.advance(count);
+        log.add(&settled).map(|()| count)
     }
 
     /// Settle, depth first, everything that follows at the current step from the settled
@@ -71,8 +98,36 @@ impl TwoBit<'_> {
     /// won; a won one starts the loss test of a losable predecessor); a loss test reads one
     /// child per batch, each ranked and prefetched a batch before it is read, and ends at the
     /// first child not won (most do at the first). Each position settled goes to `settled` as
-    /// a log entry of step `step`.
-    fn propagate(&self, stack: &mut Vec<(Board, bool)>, step: u32, settled: &mut Vec<u64>) {
+    /// a log entry of step `step`. With one bit a lost position on the stack is published (see
+    /// the module documentation) and the candidates found go to `found`.
+    fn propagate(
+        &self,
+        stack: &mut Vec<(Board, bool)>,
+        step: u32,
+        settled: &mut Vec<u64>,
+        found: &mut Vec<u64>,
+    ) {
+        let one_bit = self.bits == StateBits::One;
+        // One bit: the lost positions whose predecessors are generated in this batch (`next`)
+        // and in the batch before (`ready`), claimed once those are.
+        let mut claim_next: Vec<u64> = Vec::new();
+        let mut claim_ready: Vec<u64> = Vec::new();
+        // A loss test of `q` passed: settle it (two bits), or publish it or make it a
+        // candidate (one bit: after reading `q` unsettled again).
+        let mut lost = |q: u64, pred: Board, settled: &mut Vec<u64>, stack: &mut Vec<_>| {
+            if !one_bit {
+                if self.settle(q, false) {
+                    settled.push(entry(q, step, false));
+                    stack.push((pred, false));
+                }
+            } else if !self.is_settled(q) {
+                if pred.has_exit(self.rules) {
+                    found.push(q);
+                } else {
+                    stack.push((pred, false));
+                }
+            }
+        };
         let mut ready: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         let mut next: Vec<(u64, Board, bool, u8)> = Vec::with_capacity(BATCH * 8);
         // Loss tests under way: the predecessor, its board, the pit skipped (its move to the
@@ -84,7 +139,7 @@ impl TwoBit<'_> {
         let queue = |q: u64, pred: Board, skip: u8, from: u8, out: &mut Vec<_>| -> bool {
             match pred.next_quiet_child(self.rules, &self.level, from, Some(skip)) {
                 Some((pit, c)) => {
-                    self.state.prefetch((c / PER_WORD) as usize);
+                    self.prefetch_state(c);
                     out.push((q, pred, skip, pit, c));
                     true
                 }
@@ -95,39 +150,42 @@ impl TwoBit<'_> {
             let k = stack.len().saturating_sub(BATCH);
             for (board, won) in stack.drain(k..) {
                 board.for_each_ranked_predecessor_pit(self.rules, &self.level, |q, pred, h| {
-                    self.state.prefetch((q / PER_WORD) as usize);
+                    self.prefetch_state(q);
                     next.push((q, pred, won, h));
                 });
+                if one_bit && !won {
+                    claim_next.push(self.level.rank(&board).expect("a board of the level"));
+                }
             }
             for &(q, pred, skip, pit, c) in &tests {
-                if self.code(c) == WON
-                    && !queue(q, pred, skip, pit + 1, &mut next_tests)
-                    && self.settle(q, false)
-                {
-                    settled.push(entry(q, step, false));
-                    stack.push((pred, false));
+                if self.child_won(c) && !queue(q, pred, skip, pit + 1, &mut next_tests) {
+                    lost(q, pred, settled, stack);
                 }
             }
             tests.clear();
             for &(q, pred, child_won, h) in &ready {
-                let now = if !child_won {
+                if !child_won {
                     // A child lost: the predecessor wins.
-                    self.settle(q, true)
-                } else {
-                    // The won child may have been its only one.
-                    self.code(q) == LOSABLE
-                        && !queue(q, pred, h, 0, &mut next_tests)
-                        && self.settle(q, false)
-                };
-                if now {
-                    settled.push(entry(q, step, !child_won));
-                    stack.push((pred, !child_won));
+                    if self.settle(q, true) {
+                        settled.push(entry(q, step, true));
+                        stack.push((pred, true));
+                    }
+                } else if self.may_lose(q) && !queue(q, pred, h, 0, &mut next_tests) {
+                    // The won child was its only one.
+                    lost(q, pred, settled, stack);
                 }
             }
             ready.clear();
+            // Their predecessors claimed: the losses published.
+            for q in claim_ready.drain(..) {
+                if self.settle(q, false) {
+                    settled.push(entry(q, step, false));
+                }
+            }
             std::mem::swap(&mut ready, &mut next);
             std::mem::swap(&mut tests, &mut next_tests);
-            if ready.is_empty() && tests.is_empty() && stack.is_empty() {
+            std::mem::swap(&mut claim_ready, &mut claim_next);
+            if ready.is_empty() && tests.is_empty() && stack.is_empty() && claim_ready.is_empty() {
                 return;
             }
         }

@@ -3,11 +3,13 @@
 //! settled yet is won, a seed; one of the −i list that is open becomes losable and is lost,
 //! a seed, if its children are all won already (at the first step the positions without an
 //! exit become losable too). The seeds go to the seed files, which the propagation reads
-//! back, and to the log with their values (see `log`).
+//! back, and to the log with their values (see `log`). With one bit (see `codes`) a lost
+//! seed is not settled here: the propagation publishes it, and logs it then.
 
 use awari_db::{Board, TableError};
 use rayon::prelude::*;
 
+use super::codes::StateBits;
 use super::log::{entry, SettledLog};
 use super::work_files::{ExitList, RecordWriter, SEEDS_LOST, SEEDS_WON};
 use super::{TwoBit, CHUNK};
@@ -23,12 +25,13 @@ pub(super) fn list_batch() -> usize {
 impl TwoBit<'_> {
     /// The stream of step `i`; returns the seeds it found.
     pub(super) fn stream_step(&self, i: u32, log: &SettledLog) -> Result<u64, TableError> {
-        let first = i == self.level.seeds();
+        let one_bit = self.bits == StateBits::One;
+        let first = i == self.level.seeds() && !one_bit;
         let e = i as i8;
         let mut won = RecordWriter::open(&self.work.join(SEEDS_WON), false, &self.io)?;
         let mut seeds = self.each_record(
             ExitList::Value(e),
-            Some((&mut won, i, log)),
+            Some((&mut won, i, Some(log))),
             |c, offsets| {
                 let start = u64::from(c) * CHUNK;
                 offsets
@@ -51,12 +54,19 @@ impl TwoBit<'_> {
         let mut lost = RecordWriter::open(&self.work.join(SEEDS_LOST), false, &self.io)?;
         seeds += self.each_record(
             ExitList::Value(-e),
-            Some((&mut lost, i, log)),
+            Some((&mut lost, i, (!one_bit).then_some(log))),
             |c, offsets| {
                 let start = u64::from(c) * CHUNK;
                 let candidates: Vec<(u32, bool)> = offsets
                     .into_iter()
-                    .filter(|&(k, _)| self.make_losable(start + u64::from(k)))
+                    .filter(|&(k, _)| {
+                        let q = start + u64::from(k);
+                        if one_bit {
+                            !self.is_settled(q)
+                        } else {
+                            self.make_losable(q)
+                        }
+                    })
                     .collect();
                 // The loss tests (children read at random, pipelined; a child won in another
                 // chunk later is tested again by its propagation). A child won stays won, so
@@ -69,7 +79,15 @@ impl TwoBit<'_> {
                 self.all_children_won(&boards)
                     .into_iter()
                     .zip(&candidates)
-                    .filter(|&(lost, &(k, _))| lost && self.settle(start + u64::from(k), false))
+                    .filter(|&(lost, &(k, _))| {
+                        let q = start + u64::from(k);
+                        // One bit: unsettled still, so every child read settled is won.
+                        lost && if one_bit {
+                            !self.is_settled(q)
+                        } else {
+                            self.settle(q, false)
+                        }
+                    })
                     .map(|(_, &(k, _))| (k, false))
                     .collect()
             },
@@ -80,11 +98,12 @@ impl TwoBit<'_> {
 
     /// Run `f` on every record of exit list `list` (its chunk and offsets), in parallel a
     /// batch at a time; what it returns (the seeds of step i, in increasing order) goes to
-    /// the seed file `out`, in the list's chunk order, and to the log. Returns the seeds.
+    /// the seed file `out`, in the list's chunk order, and to the log if given. Returns the
+    /// seeds.
     fn each_record(
         &self,
         list: ExitList,
-        mut out: Option<(&mut RecordWriter, u32, &SettledLog)>,
+        mut out: Option<(&mut RecordWriter, u32, Option<&SettledLog>)>,
         f: impl Fn(u32, Vec<(u32, bool)>) -> Vec<(u32, bool)> + Sync,
     ) -> Result<u64, TableError> {
         let path = self.work.join(list.file_name());
@@ -120,6 +139,9 @@ impl TwoBit<'_> {
             for (c, s) in found.into_iter().filter(|(_, s)| !s.is_empty()) {
                 seeds += s.len() as u64;
                 out.write(&encode_seeds(c, &s))?;
+                let Some(log) = log else {
+                    continue;
+                };
                 let start = u64::from(c) * CHUNK;
                 entries.clear();
                 entries.extend(
@@ -128,7 +150,9 @@ impl TwoBit<'_> {
                 );
                 log.add(&entries)?;
             }
-            log.flush_if_full()?;
+            if let Some(log) = log {
+                log.flush_if_full()?;
+            }
         }
     }
 }
