@@ -211,7 +211,15 @@ impl<'a> TwoBit<'a> {
             work,
             state,
             bits,
-            candidates: candidates::Candidates::new(budget::candidate_capacity(n, bucket, bits)),
+            candidates: candidates::Candidates::new(
+                if bits == StateBits::One {
+                    level.size()
+                } else {
+                    0
+                },
+                candidates::capacity_override()
+                    .unwrap_or_else(|| budget::candidate_bytes(n, bucket, bits)),
+            ),
             io: IoCount::default(),
             bucket: bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT,
             stage: Stage::Exits { done: 0 },
@@ -330,9 +338,13 @@ impl<'a> TwoBit<'a> {
             let t_stream = t.elapsed().as_secs_f64();
             let settled = self.propagate_step(next, &log, progress)?;
             if timings {
+                let c = &self.candidates;
                 eprintln!(
-                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation, {:.2} s",
-                    t.elapsed().as_secs_f64()
+                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation, {:.2} s; rounds {}, candidates {}, losable {}",
+                    t.elapsed().as_secs_f64(),
+                    c.rounds.swap(0, Relaxed),
+                    c.looked_up.swap(0, Relaxed),
+                    c.losable.swap(0, Relaxed),
                 );
             }
             for name in [SEEDS_WON, SEEDS_LOST] {

@@ -321,8 +321,8 @@ mod tests {
             .unwrap();
         assert!(line48.contains("two-bit"), "{line48}");
         // Level 48 in two-bit mode: 0.25 bytes per position, under the 64 GiB.
-        assert!(twobit::memory_needed(48, 16) <= 64 * g);
-        assert!(twobit::memory_needed(48, 16) >= level_size(48) / 4);
+        assert!(twobit::memory_needed(48, 16, twobit::StateBits::Two) <= 64 * g);
+        assert!(twobit::memory_needed(48, 16, twobit::StateBits::Two) >= level_size(48) / 4);
     }
 
     /// The proof goes by value class from the first level whose values and the pass's

@@ -97,6 +97,54 @@ fn two_bit_mode_writes_the_same_bytes() {
     }
 }
 
+/// The fast tier's check of the one-bit algorithm (the slow tier checks every level to 20
+/// under every rule set, and its kills): the same bytes as in memory to 14 seeds, under awari
+/// and cross-wari (sown both ways), with more threads than cores.
+#[test]
+fn one_bit_mode_writes_the_same_bytes() {
+    for rules in [Rules::Awari, Rules::CrossWari] {
+        let mem = temp(&format!("ob-mem-{rules}"));
+        let one = temp(&format!("ob-one-{rules}"));
+        build_mode(&mem, 2, rules, 14, Mode::InMemory);
+        build_mode(&one, 3, rules, 14, Mode::OneBit);
+        assert_same(&mem, &one, 14);
+        for d in [mem, one] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+    }
+}
+
+/// Rounds of candidates forced after every batch of seeds (a store of 1 byte, through the
+/// binary's environment), each finding what the next looks up: the same bytes.
+#[test]
+fn one_bit_rounds_forced_early_write_the_same_bytes() {
+    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let mem = temp("ob-forced-mem");
+    let one = temp("ob-forced-one");
+    build_mode(&mem, 2, Rules::Awari, 13, Mode::InMemory);
+    let status = Command::new(bin)
+        .args([
+            "build",
+            "--mode",
+            "one-bit",
+            "--threads",
+            "2",
+            "--max-stones",
+            "13",
+            "--db",
+        ])
+        .arg(&one)
+        .env("AWARI_CANDIDATE_BYTES", "1")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_same(&mem, &one, 13);
+    for d in [mem, one] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn low_memory_mode_writes_the_same_bytes() {

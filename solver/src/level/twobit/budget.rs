@@ -20,11 +20,9 @@ const PER_THREAD: u64 = 4 * CHUNK;
 const LOG_BYTES_PER_ENTRY: u64 = 16;
 /// The fewest entries a run gathers, whatever the budget.
 const MIN_LOG: u64 = 1 << 16;
-/// Bytes of RAM per candidate (one bit, see `candidates`): 8, and up to twice the capacity
-/// gathered before a round.
-const CANDIDATE_BYTES: u64 = 16;
-/// The fewest candidates gathered before a round, whatever the budget.
-const MIN_CANDIDATES: u64 = 1 << 16;
+/// The least memory the candidates (one bit, see `candidates`) are given before a round is
+/// due, whatever the budget.
+const MIN_CANDIDATE_BYTES: u64 = 1 << 20;
 
 /// Bytes of state for level `n`.
 fn state_bytes(n: u32, bits: StateBits) -> u64 {
@@ -50,15 +48,11 @@ pub(super) fn log_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
     (left_beside_states(n, bucket, bits) / LOG_BYTES_PER_ENTRY).clamp(MIN_LOG, most) as usize
 }
 
-/// Candidates gathered before a round looks them up (one bit; two bits: none).
-pub(super) fn candidate_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
+/// Bytes of candidates held before a round looks them up (one bit; two bits: none).
+pub(super) fn candidate_bytes(n: u32, bucket: u64, bits: StateBits) -> u64 {
     match bits {
         StateBits::Two => 0,
-        StateBits::One => {
-            let most = awari_db::level_size(n).max(MIN_CANDIDATES);
-            (left_beside_states(n, bucket, bits) / CANDIDATE_BYTES).clamp(MIN_CANDIDATES, most)
-                as usize
-        }
+        StateBits::One => left_beside_states(n, bucket, bits).max(MIN_CANDIDATE_BYTES),
     }
 }
 
@@ -67,7 +61,7 @@ pub(super) fn candidate_capacity(n: u32, bucket: u64, bits: StateBits) -> usize 
 fn settle_memory(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
     state_bytes(n, bits)
         + log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY
-        + candidate_capacity(n, bucket, bits) as u64 * CANDIDATE_BYTES
+        + candidate_bytes(n, bucket, bits)
         + threads as u64 * PER_THREAD
         + FIXED
 }

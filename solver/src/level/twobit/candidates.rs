@@ -1,138 +1,249 @@
 //! The candidates of a one-bit step (see `codes`): unsettled positions with an exit whose
-//! children are all won, gathered in RAM as the propagation finds them. A **round** looks
-//! them up in the exit lists of −n … −i on disk (read in order, a chunk's record decoded
-//! only where a candidate is in the chunk): those found there are losable, so lost; each is
+//! children are all won, gathered as the propagation finds them. A **round** looks them up
+//! in the exit lists of −n … −i on disk (read in order, each chunk's records decoded only
+//! where a candidate is in the chunk): those found there are losable, so lost; each is
 //! published (its predecessors won, then itself) and propagated, which may find more
 //! candidates, until a round finds none. A candidate whose exit is above −i is dropped: if
-//! its exit is below 0 the stream of that exit's step finds it lost there. Rounds run when
-//! the candidates reach their capacity and at the end of the step's propagation.
+//! its exit is below 0, the stream of that exit's step finds it lost there. Rounds run at the
+//! end of the step's propagation, and sooner when the candidates reach their memory.
+//!
+//! They are held per chunk of the level, compactly: a sorted run, delta-coded (LEB128 gaps:
+//! about a byte a candidate at the densities met, 2 to 5 % of a level at its largest), and
+//! the offsets added since, merged into the run when they reach a quarter of it.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use awari_db::TableError;
 use rayon::prelude::*;
 
 use super::log::SettledLog;
-use super::stream::list_batch;
 use super::work_files::ExitList;
 use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
-use crate::seed_records::{chunk_limit, decode_seeds};
+use crate::seed_records::{chunk_limit, decode_seeds, RecordReader};
+
+/// Offsets added to a chunk before they are merged into its run, at least.
+const MIN_PENDING: usize = 64;
+/// Chunks looked up together in a round (their records gathered, then decoded in parallel).
+const GROUP: usize = 64;
+/// The read buffer of each exit list in a round (all those below 0 are open at once).
+const READ_BUFFER: usize = 64 << 10;
+
+/// The candidates' memory before a round is due, from `AWARI_CANDIDATE_BYTES` if set (tests
+/// force rounds before the propagation ends with it; the budget decides otherwise).
+pub(super) fn capacity_override() -> Option<u64> {
+    std::env::var("AWARI_CANDIDATE_BYTES").ok()?.parse().ok()
+}
+
+/// One chunk's candidates.
+#[derive(Default)]
+struct Held {
+    /// A sorted run without repeats, as LEB128 gaps (the first from −1).
+    run: Vec<u8>,
+    count: usize,
+    /// Offsets added since, in any order.
+    pending: Vec<u32>,
+}
+
+impl Held {
+    /// Bytes of RAM it holds.
+    fn bytes(&self) -> u64 {
+        (self.run.capacity() + 4 * self.pending.capacity()) as u64
+    }
+
+    /// Every offset, sorted, without repeats.
+    fn sorted(&self) -> Vec<u32> {
+        let mut all = Vec::with_capacity(self.count + self.pending.len());
+        let (mut x, mut shift, mut prev) = (0u32, 0u32, -1i64);
+        for &b in &self.run {
+            x |= u32::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                prev += i64::from(x);
+                all.push(prev as u32);
+                (x, shift) = (0, 0);
+            }
+        }
+        all.extend_from_slice(&self.pending);
+        if !self.pending.is_empty() {
+            all.sort_unstable();
+            all.dedup();
+        }
+        all
+    }
+
+    /// Merge the pending offsets into the run.
+    fn merge(&mut self) {
+        let all = self.sorted();
+        let mut run = Vec::with_capacity(all.len() + all.len() / 4);
+        let mut prev = -1i64;
+        for &k in &all {
+            let mut gap = (i64::from(k) - prev) as u32;
+            prev = i64::from(k);
+            while gap >= 0x80 {
+                run.push(gap as u8 | 0x80);
+                gap >>= 7;
+            }
+            run.push(gap as u8);
+        }
+        run.shrink_to_fit();
+        self.run = run;
+        self.count = all.len();
+        self.pending = Vec::new();
+    }
+}
 
 /// The candidates gathered since the last round.
 pub(super) struct Candidates {
-    gathered: Mutex<Vec<u64>>,
-    /// Candidates gathered before a round is due (see [`Candidates::full`]).
-    capacity: usize,
+    chunks: Vec<Mutex<Held>>,
+    /// Bytes held in all.
+    bytes: AtomicU64,
+    /// Bytes held before a round is due (see [`Candidates::full`]).
+    capacity: u64,
+    /// Rounds run, candidates looked up and found losable (for `AWARI_TIMINGS`).
+    pub(super) rounds: AtomicU64,
+    pub(super) looked_up: AtomicU64,
+    pub(super) losable: AtomicU64,
 }
 
 impl Candidates {
-    pub(super) fn new(capacity: usize) -> Candidates {
+    /// A store for a level of `size` positions (none: two bits) that calls a round due at
+    /// `capacity` bytes.
+    pub(super) fn new(size: u64, capacity: u64) -> Candidates {
         Candidates {
-            gathered: Mutex::new(Vec::new()),
+            chunks: (0..size.div_ceil(CHUNK))
+                .map(|_| Mutex::new(Held::default()))
+                .collect(),
+            bytes: AtomicU64::new(0),
             capacity,
+            rounds: AtomicU64::new(0),
+            looked_up: AtomicU64::new(0),
+            losable: AtomicU64::new(0),
         }
     }
 
-    pub(super) fn add(&self, found: &[u64]) {
-        if !found.is_empty() {
-            self.gathered
+    /// Add the positions `found` (reordered).
+    pub(super) fn add(&self, found: &mut [u64]) {
+        found.sort_unstable();
+        for group in found.chunk_by(|a, b| a / CHUNK == b / CHUNK) {
+            let mut held = self.chunks[(group[0] / CHUNK) as usize]
                 .lock()
-                .expect("candidates lock")
-                .extend_from_slice(found);
+                .expect("candidates lock");
+            let before = held.bytes();
+            held.pending
+                .extend(group.iter().map(|&q| (q % CHUNK) as u32));
+            if held.pending.len() >= MIN_PENDING.max(held.count / 4) {
+                held.merge();
+            }
+            let after = held.bytes();
+            self.bytes.fetch_add(after, Relaxed);
+            self.bytes.fetch_sub(before, Relaxed);
         }
     }
 
     /// Whether a round is due.
     pub(super) fn full(&self) -> bool {
-        self.gathered.lock().expect("candidates lock").len() >= self.capacity
+        self.bytes.load(Relaxed) >= self.capacity
     }
 
-    /// The candidates gathered, sorted and without repeats; none are left.
-    fn take(&self) -> Vec<u64> {
-        let mut c = std::mem::take(&mut *self.gathered.lock().expect("candidates lock"));
-        c.sort_unstable();
-        c.dedup();
-        c
+    /// The candidates gathered, per chunk in increasing order; none are left.
+    fn take(&self) -> Vec<(u32, Held)> {
+        let mut out = Vec::new();
+        for (c, held) in self.chunks.iter().enumerate() {
+            let mut held = held.lock().expect("candidates lock");
+            if held.count > 0 || !held.pending.is_empty() {
+                self.bytes.fetch_sub(held.bytes(), Relaxed);
+                out.push((c as u32, std::mem::take(&mut *held)));
+            }
+        }
+        out
     }
 }
 
 impl TwoBit<'_> {
-    /// Rounds until no candidate is left (see the module documentation); returns the
-    /// positions they settled.
+    /// Rounds until no candidate is left (`all`), else one round (the candidates have
+    /// reached their memory: those its losses find wait for the next); returns the positions
+    /// they settled.
     pub(super) fn resolve_candidates(
         &self,
         i: u32,
         log: &SettledLog,
         progress: &dyn Progress,
+        all: bool,
     ) -> Result<u64, TableError> {
         let mut total = 0;
         loop {
-            let candidates = self.candidates.take();
-            if candidates.is_empty() {
+            let held = self.candidates.take();
+            if held.is_empty() {
                 return Ok(total);
             }
-            let lost = self.losable(&candidates, i)?;
-            // Per chunk, the offsets lost: propagated in parallel, each chunk's in order.
-            let mut chunks: Vec<(u32, Vec<(u32, bool)>)> = Vec::new();
-            for q in lost {
-                let (c, k) = ((q / CHUNK) as u32, (q % CHUNK) as u32);
-                match chunks.last_mut() {
-                    Some((last, offsets)) if *last == c => offsets.push((k, false)),
-                    _ => chunks.push((c, vec![(k, false)])),
-                }
+            total += self.round(held, i, log, progress)?;
+            self.candidates.rounds.fetch_add(1, Relaxed);
+            if !all {
+                return Ok(total);
             }
-            total += chunks
-                .into_par_iter()
-                .map(|(c, seeds)| self.propagate_chunk(c, &seeds, i, log, progress))
-                .sum::<Result<u64, TableError>>()?;
-            log.flush_if_full()?;
         }
     }
 
-    /// The `candidates` (sorted) in the exit lists of −n … −i, in increasing order.
-    fn losable(&self, candidates: &[u64], i: u32) -> Result<Vec<u64>, TableError> {
+    /// A round: the candidates `held` looked up in the exit lists of −n … −i, a group of
+    /// chunks at a time, and those found there published and propagated; returns the
+    /// positions settled.
+    fn round(
+        &self,
+        held: Vec<(u32, Held)>,
+        i: u32,
+        log: &SettledLog,
+        progress: &dyn Progress,
+    ) -> Result<u64, TableError> {
         let n = self.level.seeds();
-        let mut found = Vec::new();
+        let mut readers: Vec<RecordReader> = Vec::new();
         for e in i..=n {
             let path = self.work.join(ExitList::Value(-(e as i8)).file_name());
-            if !path.exists() {
-                continue;
-            }
-            let mut reader = self.records(&path)?;
-            loop {
-                let batch = reader.batch(list_batch())?;
-                if batch.is_empty() {
-                    break;
-                }
-                let hits: Vec<Vec<u64>> = batch
-                    .par_iter()
-                    .map(|(c, body)| {
-                        let start = u64::from(*c) * CHUNK;
-                        let from = candidates.partition_point(|&q| q < start);
-                        let to = candidates.partition_point(|&q| q < start + CHUNK);
-                        if from == to {
-                            return Vec::new();
-                        }
-                        let mut want = candidates[from..to].iter().peekable();
-                        let mut hits = Vec::new();
-                        for (k, _) in decode_seeds(body, chunk_limit(*c, self.level.size())) {
-                            let q = start + u64::from(k);
-                            while want.next_if(|&&w| w < q).is_some() {}
-                            if want.next_if(|&&w| w == q).is_some() {
-                                hits.push(q);
-                            }
-                            if want.peek().is_none() {
-                                break;
-                            }
-                        }
-                        hits
-                    })
-                    .collect();
-                found.extend(hits.into_iter().flatten());
+            if path.exists() {
+                readers.push(self.records_buffered(&path, READ_BUFFER)?);
             }
         }
-        found.sort_unstable();
-        Ok(found)
+        let mut settled = 0;
+        let mut held = held.into_iter().peekable();
+        while held.peek().is_some() {
+            let group: Vec<(u32, Held)> = held.by_ref().take(GROUP).collect();
+            // Each chunk's records, from every list.
+            let mut bodies: Vec<Vec<Vec<u8>>> = vec![Vec::new(); group.len()];
+            for r in &mut readers {
+                for (g, (c, _)) in group.iter().enumerate() {
+                    while r.next_before(*c)?.is_some() {}
+                    if r.peek_chunk()? == Some(*c) {
+                        bodies[g].push(r.next_record()?.expect("peeked").1);
+                    }
+                }
+            }
+            settled += group
+                .into_par_iter()
+                .zip(bodies)
+                .map(|((c, h), bodies)| {
+                    let want = h.sorted();
+                    drop(h);
+                    self.candidates
+                        .looked_up
+                        .fetch_add(want.len() as u64, Relaxed);
+                    let mut hits = Vec::new();
+                    for body in bodies {
+                        for (k, _) in decode_seeds(&body, chunk_limit(c, self.level.size())) {
+                            if want.binary_search(&k).is_ok() {
+                                hits.push((k, false));
+                            }
+                        }
+                    }
+                    hits.sort_unstable();
+                    self.candidates
+                        .losable
+                        .fetch_add(hits.len() as u64, Relaxed);
+                    self.propagate_chunk(c, &hits, i, log, progress)
+                })
+                .sum::<Result<u64, TableError>>()?;
+            log.flush_if_full()?;
+        }
+        Ok(settled)
     }
 }

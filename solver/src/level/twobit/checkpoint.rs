@@ -171,7 +171,7 @@ impl TwoBit<'_> {
             }
             let mut reader = self.records(&path)?;
             loop {
-                let batch = reader.batch(list_batch())?;
+                let batch = reader.batch(list_batch(self.bits))?;
                 if batch.is_empty() {
                     break;
                 }

@@ -31,7 +31,7 @@ impl TwoBit<'_> {
             if part.exists() {
                 let mut reader = self.records(&part)?;
                 loop {
-                    let mut batch = reader.batch(list_batch())?;
+                    let mut batch = reader.batch(list_batch(self.bits))?;
                     if batch.is_empty() {
                         break;
                     }

@@ -39,7 +39,7 @@ impl TwoBit<'_> {
         for name in [SEEDS_WON, SEEDS_LOST] {
             let mut reader = self.records(&self.work.join(name))?;
             loop {
-                let batch = reader.batch(log.batch_bytes(list_batch()))?;
+                let batch = reader.batch(log.batch_bytes(list_batch(self.bits)))?;
                 if batch.is_empty() {
                     break;
                 }
@@ -56,12 +56,12 @@ impl TwoBit<'_> {
                     .sum::<Result<u64, TableError>>()?;
                 log.flush_if_full()?;
                 if self.candidates.full() {
-                    total += self.resolve_candidates(i, log, progress)?;
+                    total += self.resolve_candidates(i, log, progress, false)?;
                 }
             }
         }
         if self.bits == StateBits::One {
-            total += self.resolve_candidates(i, log, progress)?;
+            total += self.resolve_candidates(i, log, progress, true)?;
         }
         Ok(total)
     }
@@ -84,7 +84,7 @@ impl TwoBit<'_> {
             let mut stack = seed_boards(&self.level, start, slice.iter().copied());
             self.propagate(&mut stack, i, &mut settled, &mut found);
         }
-        self.candidates.add(&found);
+        self.candidates.add(&mut found);
         let count = settled.len() as u64;
         progress.advance(count);
         log.add(&settled).map(|()| count)

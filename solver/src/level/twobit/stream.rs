@@ -17,9 +17,14 @@ use crate::seed_records::{decode_seeds, encode_seeds};
 use crate::settle::seed_boards;
 
 /// Bytes of a record file read and worked on in parallel at once: 256 KiB per thread (what
-/// a batch's records decode to, and the seeds they yield, are 8 bytes a position).
-pub(super) fn list_batch() -> usize {
-    (256 << 10) * rayon::current_num_threads()
+/// a batch's records decode to, and the seeds they yield, are 8 bytes a position, their
+/// boards 16 more); 32 KiB with one bit, whose budget leaves little beside the states.
+pub(super) fn list_batch(bits: StateBits) -> usize {
+    let per_thread = match bits {
+        StateBits::Two => 256 << 10,
+        StateBits::One => 32 << 10,
+    };
+    per_thread * rayon::current_num_threads()
 }
 
 impl TwoBit<'_> {
@@ -113,7 +118,7 @@ impl TwoBit<'_> {
         let mut reader = self.records(&path)?;
         let mut seeds = 0;
         loop {
-            let batch = reader.batch(list_batch())?;
+            let batch = reader.batch(list_batch(self.bits))?;
             if batch.is_empty() {
                 return Ok(seeds);
             }

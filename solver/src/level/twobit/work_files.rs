@@ -155,12 +155,22 @@ impl<'a> RecordWriter<'a> {
 impl super::TwoBit<'_> {
     /// A record file of the work directory read back in order, each record checked, counted.
     pub(super) fn records(&self, path: &Path) -> Result<RecordReader<'_>, TableError> {
+        self.records_buffered(path, 1 << 20)
+    }
+
+    /// The same with a read buffer of `buffer` bytes (a round of candidates reads every
+    /// exit list below 0 at once: see `candidates`).
+    pub(super) fn records_buffered(
+        &self,
+        path: &Path,
+        buffer: usize,
+    ) -> Result<RecordReader<'_>, TableError> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         let values = name.is_some_and(|n| part_of(&n).is_some());
         RecordReader::open(
             path,
             0,
-            1 << 20,
+            buffer,
             self.level.size(),
             values,
             Some(&self.io.read),

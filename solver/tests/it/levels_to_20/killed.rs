@@ -1,4 +1,4 @@
-//! Level 19 (50 M positions) built by the binary in each resumable mode (two-bit,
+//! Level 19 (50 M positions) built by the binary in each resumable mode (two-bit, one-bit,
 //! low-memory) and killed with SIGKILL at random moments, at least twelve times and at least
 //! three times in its settling steps. After every kill the directory holds only the tables,
 //! the level's work directory and at worst a half-written table; the checkpoint there is
@@ -23,6 +23,13 @@ const N: u32 = 19;
 fn killed_two_bit_build_resumes_to_the_same_bytes() {
     // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
     killed_build_resumes("two-bit", "48M", "level-19.work", twobit::checkpoint_stage);
+}
+
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn killed_one_bit_build_resumes_to_the_same_bytes() {
+    // The two-bit checkpoints, one bit a position: a kill in a round of candidates too.
+    killed_build_resumes("one-bit", "48M", "level-19.work", twobit::checkpoint_stage);
 }
 
 #[test]

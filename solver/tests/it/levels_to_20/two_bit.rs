@@ -60,6 +60,35 @@ fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
     }
 }
 
+/// The one-bit variant: the same bytes on every level to 20 under awari and to 16 under the
+/// other rule sets, its rounds of candidates forced after every batch of seeds (a store of 1
+/// byte) under awari, and left to the end of each step's propagation under the others.
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn one_bit_writes_the_same_bytes_on_every_level_to_20() {
+    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    for rules in Rules::ALL {
+        let mem = reference(rules);
+        let top = top_of(rules);
+        let dir = temp(&format!("one-bit-{rules}"));
+        let mut cmd = Command::new(bin);
+        cmd.args(["build", "--mode", "one-bit", "--threads", "3", "--rules"])
+            .arg(rules.to_string())
+            .args(["--max-stones", &top.to_string(), "--db"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null());
+        if rules == Rules::Awari {
+            cmd.env("AWARI_CANDIDATE_BYTES", "1");
+        }
+        assert!(cmd.status().unwrap().success(), "{rules}");
+        for n in (0..=top).filter(|&n| level_exists(n)) {
+            assert_level_same(mem, &dir, n);
+        }
+        assert_eq!(extra_files(&dir, top), Vec::<String>::new(), "{rules}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 /// Exits in the smallest buckets, one checksum chunk (4 Mi positions, what the conversion
 /// writes a bucket at a time in): levels 15..17 under awari take 2, 4 and 5 passes over their
 /// lower levels, each followed by a checkpoint, and their log has as many part files. Under awari only: the bucket
@@ -98,7 +127,10 @@ fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
     let mem = reference(rules);
     let dir = temp("two-bit-auto");
     copy_levels(mem, &dir, 0..TOP);
-    let (two_bit, low) = (twobit::memory_needed(TOP, 2), lowmem::memory_needed(TOP, 2));
+    let (two_bit, low) = (
+        twobit::memory_needed(TOP, 2, twobit::StateBits::Two),
+        lowmem::memory_needed(TOP, 2),
+    );
     assert!(two_bit < low, "{two_bit} {low}");
     let budget = (two_bit + low) / 2;
     // The binary, so that the peak memory measured is this build's alone (the tests of this
