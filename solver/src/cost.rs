@@ -218,6 +218,24 @@ pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
     )
 }
 
+/// The one-bit algorithm's speed as a share of the two-bit one's (level 22 of awari on 2
+/// threads: 40.3 s against 30.5 s, `AWARI_TIMINGS` builds of both with the default memory).
+const ONE_BIT_SPEED: f64 = 0.7;
+/// Bytes per position the one-bit algorithm reads besides the two-bit one's: its rounds of
+/// candidates reading the exit lists below 0 (5.8 at level 22 with room for the candidates,
+/// 15.6 under 0.3 bytes a position in all).
+const ONE_BIT_ROUND_BYTES: f64 = 8.0;
+
+/// The same in the one-bit algorithm (a model: the two-bit one's, its speed and its rounds'
+/// reads apart).
+pub(crate) fn one_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
+    let (passes, _, compute, io) = two_bit_estimate(n, m);
+    let bucket = twobit::exit_bucket(n, m.threads, m.memory);
+    let ram = twobit::memory_used(n, m.threads, bucket, twobit::StateBits::One);
+    let rounds = (level_size(n) as f64 * ONE_BIT_ROUND_BYTES) as u64;
+    (passes, ram, compute / ONE_BIT_SPEED, io + rounds)
+}
+
 /// What a two-bit level's compute time with `passes` exit passes is, as a multiple of one
 /// with `measured` passes ([`TWO_BIT_PASS_COST`] a pass).
 pub fn two_bit_pass_scale(passes: u64, measured: u64) -> f64 {
@@ -474,12 +492,17 @@ pub(crate) fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
             };
             (mode, ram, compute, io, lowmem::disk_needed(n))
         }
-        _ => {
-            let (passes, ram, compute, io) = two_bit_estimate(n, m);
-            let mode = if passes > 1 {
-                format!("two-bit, {passes} exit passes")
+        mode => {
+            let (passes, ram, compute, io) = if mode == Mode::OneBit {
+                one_bit_estimate(n, m)
             } else {
-                "two-bit".to_string()
+                two_bit_estimate(n, m)
+            };
+            let name = mode.name();
+            let mode = if passes > 1 {
+                format!("{name}, {passes} exit passes")
+            } else {
+                name.to_string()
             };
             (mode, ram, compute, io, twobit::disk_needed(n))
         }
@@ -533,11 +556,13 @@ pub fn duration(secs: f64) -> String {
 mod tests {
     use super::*;
 
-    /// Needs of 100 bytes in memory, 60 low-memory and 40 two-bit (where offered).
+    /// Needs of 100 bytes in memory, 60 low-memory and 40 two-bit (where offered); one-bit
+    /// not offered (see `one_bit_only_where_nothing_else_fits`).
     const NEEDS: Needs = Needs {
         in_memory: 100,
         low_memory: 60,
         two_bit: Some(40),
+        one_bit: None,
     };
 
     /// A tie-break that must not be asked.
@@ -665,6 +690,50 @@ mod tests {
         );
     }
 
+    /// One-bit, offered with a need of 20: auto takes it only where no other fits, names it
+    /// where nothing fits, and it is kept where forced; not offered, forcing it is refused.
+    #[test]
+    fn one_bit_only_where_nothing_else_fits() {
+        let needs = Needs {
+            one_bit: Some(20),
+            ..NEEDS
+        };
+        for budget in [None, Some(100)] {
+            assert_eq!(
+                choose(Mode::Auto, needs, budget, unasked),
+                choice(Mode::InMemory, 100, true)
+            );
+        }
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(60), || true),
+            choice(Mode::TwoBit, 40, true)
+        );
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(40), unasked),
+            choice(Mode::TwoBit, 40, true)
+        );
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(39), unasked),
+            choice(Mode::OneBit, 20, true)
+        );
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(20), unasked),
+            choice(Mode::OneBit, 20, true)
+        );
+        assert_eq!(
+            choose(Mode::Auto, needs, Some(19), unasked),
+            choice(Mode::OneBit, 20, false)
+        );
+        assert_eq!(
+            choose(Mode::OneBit, needs, Some(100), unasked),
+            choice(Mode::OneBit, 20, true)
+        );
+        assert_eq!(
+            choose(Mode::OneBit, NEEDS, None, unasked),
+            Err(NotOffered(Mode::OneBit))
+        );
+    }
+
     /// Without two-bit (the distributed build), auto takes low-memory where in memory does not
     /// fit, fitting or not, and forcing two-bit is refused.
     #[test]
@@ -721,7 +790,13 @@ mod tests {
     fn plan_picks_what_build_picks() {
         let g = 1u64 << 30;
         let mut seen = std::collections::HashSet::new();
-        for mode in [Mode::Auto, Mode::InMemory, Mode::LowMemory, Mode::TwoBit] {
+        for mode in [
+            Mode::Auto,
+            Mode::InMemory,
+            Mode::LowMemory,
+            Mode::TwoBit,
+            Mode::OneBit,
+        ] {
             for (threads, memory) in [
                 (2, Some(g)),
                 (2, Some(16 * g)),
@@ -757,6 +832,6 @@ mod tests {
             }
         }
         // Every outcome is exercised.
-        assert_eq!(seen.len(), 4, "{seen:?}");
+        assert_eq!(seen.len(), 5, "{seen:?}");
     }
 }
