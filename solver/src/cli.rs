@@ -134,11 +134,13 @@ pub enum Command {
         /// (0.67 bytes per position, a work file of 1 byte per position streamed at every
         /// step), `two-bit` (0.25 bytes per position for the states, under 0.33 in all, the
         /// rest of --memory for fewer exit passes; exit lists and a log of settled positions
-        /// on disk, each written and read about once), or `auto` (memory where it fits, else
-        /// the faster of the other two by `plan`'s estimate at its default rates; a level
-        /// begun in one of them resumes in it). Low-memory and two-bit checkpoint every 5
-        /// minutes: a killed build resumes inside the level. Same tables, byte for byte,
-        /// whichever builds them.
+        /// on disk, each written and read about once), `one-bit` (two-bit's files with 0.125
+        /// bytes per position for the states, about 0.16 in all from 30 seeds on, slower: the
+        /// exits it must know are looked up in its exit lists in rounds), or `auto` (memory
+        /// where it fits, else the faster of low-memory and two-bit by `plan`'s estimate at its
+        /// default rates, else one-bit; a level begun in one of them resumes in it).
+        /// Low-memory, two-bit and one-bit checkpoint every 5 minutes: a killed build resumes
+        /// inside the level. Same tables, byte for byte, whichever builds them.
         #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
         mode: ModeArg,
         /// Build over the ranks of an MPI job (`mpirun -n R awari-solver build --distributed`):

@@ -2,7 +2,8 @@
 //! order and then asked for membership, in about `m × (2 + log2(N/m))` bits (Elias-Fano).
 //!
 //! It is what a builder in about one bit and a third a position keeps of losability (see
-//! docs/how-it-works.md, "Toward a level in one bit and a third"): the unsettled positions
+//! docs/how-it-works.md, "A level in one bit a position": the one-bit builder looks it up on
+//! disk instead, in rounds): the unsettled positions
 //! whose exit is ≤ −i, at most about 5.6 % of a level, in about 0.35 bits a position of the
 //! level.
 //!

@@ -58,6 +58,11 @@
 //! bytes instead, and the conversion a bucket of the table. Disk: the exit lists and the log
 //! (a few bytes per position, see [`disk_needed`]), then the table.
 //!
+//! **One bit** ([`StateBits::One`], `build --mode one-bit`): the same phases and files with one
+//! bit a position, settled or not (see `codes`): losses published predecessors first, and
+//! the losability of a position with an exit looked up in rounds of candidates in the exit
+//! lists (see `candidates`).
+//!
 //! # Files
 //!
 //! This file holds the builder's types and its phases ([`TwoBit::open`], [`TwoBit::solve`], [`TwoBit::write_values`]);
