@@ -205,9 +205,10 @@ fn low_memory_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
 /// The same in the two-bit algorithm.
 pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
     let p = level_size(n);
-    let bucket = twobit::exit_bucket(n, m.threads, m.memory);
+    let two = twobit::StateBits::Two;
+    let bucket = twobit::exit_bucket(n, m.threads, m.memory, two);
     let passes = p.div_ceil(bucket);
-    let ram = twobit::memory_used(n, m.threads, bucket, twobit::StateBits::Two);
+    let ram = twobit::memory_used(n, m.threads, bucket, two);
     let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio)
         * two_bit_pass_scale(passes, m.two_bit_passes);
     (
@@ -229,11 +230,20 @@ const ONE_BIT_ROUND_BYTES: f64 = 8.0;
 /// The same in the one-bit algorithm (a model: the two-bit one's, its speed and its rounds'
 /// reads apart).
 pub(crate) fn one_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
-    let (passes, _, compute, io) = two_bit_estimate(n, m);
-    let bucket = twobit::exit_bucket(n, m.threads, m.memory);
-    let ram = twobit::memory_used(n, m.threads, bucket, twobit::StateBits::One);
-    let rounds = (level_size(n) as f64 * ONE_BIT_ROUND_BYTES) as u64;
-    (passes, ram, compute / ONE_BIT_SPEED, io + rounds)
+    let p = level_size(n);
+    let one = twobit::StateBits::One;
+    let bucket = twobit::exit_bucket(n, m.threads, m.memory, one);
+    let passes = p.div_ceil(bucket);
+    let ram = twobit::memory_used(n, m.threads, bucket, one);
+    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio * ONE_BIT_SPEED)
+        * two_bit_pass_scale(passes, m.two_bit_passes);
+    let rounds = (p as f64 * ONE_BIT_ROUND_BYTES) as u64;
+    (
+        passes,
+        ram,
+        compute,
+        two_bit_io(n, passes, m.two_bit_io_scale) + rounds,
+    )
 }
 
 /// What a two-bit level's compute time with `passes` exit passes is, as a multiple of one

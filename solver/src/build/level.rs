@@ -174,10 +174,10 @@ impl Plan {
                 bucket: crate::lowmem::exit_bucket(n, threads, budget),
             },
             Mode::TwoBit => Plan::TwoBit {
-                bucket: crate::twobit::exit_bucket(n, threads, budget),
+                bucket: crate::twobit::exit_bucket(n, threads, budget, StateBits::Two),
             },
             Mode::OneBit => Plan::OneBit {
-                bucket: crate::twobit::exit_bucket(n, threads, budget),
+                bucket: crate::twobit::exit_bucket(n, threads, budget, StateBits::One),
             },
             Mode::InMemory | Mode::Auto => Plan::InMemory,
         }

@@ -379,8 +379,13 @@ mod tests {
         let g = 1u64 << 30;
         let plan = render(48, &machine(24 * g, 80 * g), false);
         assert!(plan.contains("low-memory"), "{plan}");
-        assert!(plan.contains("does not fit"), "{plan}");
         assert!(plan.contains("the disk fills at level 37"), "{plan}");
+        // On 24 GiB level 48 fits in one bit a position (23.7 GiB); on 16 GiB from 46 nothing
+        // fits.
+        assert!(!plan.contains("does not fit"), "{plan}");
+        let small = render(48, &machine(16 * g, 4096 * g), false);
+        assert!(small.contains("does not fit"), "{small}");
+        assert!(small.contains("one-bit"), "{small}");
         let big = render(48, &machine(512 * g, 2048 * g), false);
         assert!(
             !big.contains("does not fit") && !big.contains("disk full"),
@@ -643,7 +648,12 @@ mod tests {
             low_io_scale: 3.0,
             ..base.clone()
         };
-        let passes = level_size(48).div_ceil(twobit::exit_bucket(48, 16, Some(64 * g)));
+        let passes = level_size(48).div_ceil(twobit::exit_bucket(
+            48,
+            16,
+            Some(64 * g),
+            twobit::StateBits::Two,
+        ));
         assert_eq!(passes, 3);
         let lower = lower_positions(48) * passes;
         assert_eq!(io_of(&base, "48 "), human(two_bit_io(48, passes, 1.0)));

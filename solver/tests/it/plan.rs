@@ -124,7 +124,12 @@ fn a_calibration_sets_the_rates_and_the_options_still_win() {
         &["--memory", "1T", "--calibration", &cal, "--mode", "two-bit"],
     ));
     // The file's rate was measured with 5 exit passes; level 28 makes 1 here.
-    let passes = level_size(n).div_ceil(twobit::exit_bucket(n, 1, Some(1 << 40)));
+    let passes = level_size(n).div_ceil(twobit::exit_bucket(
+        n,
+        1,
+        Some(1 << 40),
+        twobit::StateBits::Two,
+    ));
     assert_eq!(passes, 1);
     assert_eq!(
         time(&two_bit, n),

@@ -15,6 +15,19 @@ const FIXED: u64 = 24 << 20;
 /// Memory per thread: a record's positions (8 bytes each; a list holds a fraction of a
 /// chunk) and its boards.
 const PER_THREAD: u64 = 4 * CHUNK;
+/// The same with one bit, whose record batches are an eighth (`stream::list_batch`) and whose
+/// rounds read 64 KiB of each exit list at a time: level 22 under `--memory 56M` on 2 threads
+/// held 13 MB besides its states (heap 3 MB, each thread's arena 5 MB).
+const FIXED_ONE_BIT: u64 = 8 << 20;
+const PER_THREAD_ONE_BIT: u64 = 3 << 20;
+
+/// The fixed and per-thread memory with `bits` of state.
+fn overhead(threads: usize, bits: StateBits) -> u64 {
+    match bits {
+        StateBits::Two => FIXED + threads as u64 * PER_THREAD,
+        StateBits::One => FIXED_ONE_BIT + threads as u64 * PER_THREAD_ONE_BIT,
+    }
+}
 /// Bytes of RAM per entry of the log: 8, and up to twice the capacity gathered at once (see
 /// `log::SettledLog::add`).
 const LOG_BYTES_PER_ENTRY: u64 = 16;
@@ -62,13 +75,12 @@ fn settle_memory(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
     state_bytes(n, bits)
         + log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY
         + candidate_bytes(n, bucket, bits)
-        + threads as u64 * PER_THREAD
-        + FIXED
+        + overhead(threads, bits)
 }
 
 /// RAM of the exits phase of level `n` with buckets of `bucket` positions.
-fn exits_memory(n: u32, threads: usize, bucket: u64) -> u64 {
-    bucket.min(level_size(n)) + threads as u64 * PER_THREAD + FIXED
+fn exits_memory(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
+    bucket.min(level_size(n)) + overhead(threads, bits)
 }
 
 /// The smallest exit bucket: 1/[`MAX_PASSES`] of the level, in whole chunks.
@@ -84,16 +96,16 @@ pub fn memory_needed(n: u32, threads: usize, bits: StateBits) -> u64 {
 
 /// RAM it uses with exit buckets of `bucket` positions.
 pub fn memory_used(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
-    settle_memory(n, threads, bucket, bits).max(exits_memory(n, threads, bucket))
+    settle_memory(n, threads, bucket, bits).max(exits_memory(n, threads, bucket, bits))
 }
 
 /// Positions per exit bucket within `budget` bytes (`None`: the whole level): what the exits
 /// phase's fixed parts leave of the budget, in whole chunks, at least 1/16 of the level and at
 /// most all of it. A larger budget saves exit passes (each reads the lower levels once more),
 /// and the settling phase gets as much for its log: under 0.33 bytes per position, 4 passes.
-pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
+pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>, bits: StateBits) -> u64 {
     let size = level_size(n);
-    let fixed = exits_memory(n, threads, 0);
+    let fixed = exits_memory(n, threads, 0, bits);
     let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
     let left = budget.map_or(whole, |b| b.saturating_sub(fixed));
     (left / CHUNK * CHUNK).clamp(min_bucket(n), whole)

@@ -25,8 +25,9 @@ use crate::seed_records::{chunk_limit, decode_seeds, RecordReader};
 
 /// Offsets added to a chunk before they are merged into its run, at least.
 const MIN_PENDING: usize = 64;
-/// Chunks looked up together in a round (their records gathered, then decoded in parallel).
-const GROUP: usize = 64;
+/// Chunks looked up together in a round per thread (their records gathered, about 150 KB a
+/// chunk in all the lists below 0, then decoded in parallel).
+const GROUP_PER_THREAD: usize = 4;
 /// The read buffer of each exit list in a round (all those below 0 are open at once).
 const READ_BUFFER: usize = 64 << 10;
 
@@ -207,7 +208,10 @@ impl TwoBit<'_> {
         let mut settled = 0;
         let mut held = held.into_iter().peekable();
         while held.peek().is_some() {
-            let group: Vec<(u32, Held)> = held.by_ref().take(GROUP).collect();
+            let group: Vec<(u32, Held)> = held
+                .by_ref()
+                .take(GROUP_PER_THREAD * rayon::current_num_threads())
+                .collect();
             // Each chunk's records, from every list.
             let mut bodies: Vec<Vec<Vec<u8>>> = vec![Vec::new(); group.len()];
             for r in &mut readers {
