@@ -3,6 +3,7 @@
 # is built on top of levels 0..N-1 of an existing database (hard links, no copy) by
 #   low-memory  `build --mode low-memory` (0.67 bytes per position, default memory)
 #   two-bit     `build --mode two-bit --memory BUDGET` (BUDGET: B_PER_POS bytes a position)
+#   one-bit     `build --mode one-bit --memory ONE_BUDGET` (ONE_B_PER_POS bytes a position)
 # then, on the two-bit table, under the same BUDGET,
 #   depth       `depth --depth-form plain` (the pass, not its compression, is measured)
 #   prove       `verify --prove`
@@ -12,11 +13,12 @@
 # identical (the two builds', and DB's level N where it has one).
 #
 # Usage: scripts/bench-level.sh N DB [RUNS=1]
-#   SIDES="low-memory two-bit depth prove"  the sides to run (two-bit is always run: the
+#   SIDES="low-memory two-bit depth prove"  the sides to run (one-bit too if named; two-bit is always run: the
 #                    others are compared with it, and depth and prove need its table)
 #   BENCH_DIR=/path  where to work (default: a temporary directory next to DB, removed after)
 #   SOLVER=/path     benchmark this awari-solver binary instead of building the checkout's
 #   B_PER_POS=0.33   the memory budget, in bytes per position of level N
+#   ONE_B_PER_POS=0.16  one-bit's (it refuses, naming its least, where that is too little)
 set -euo pipefail
 N=${1:?level}
 DB=${2:?database directory holding levels 0..N-1}
@@ -30,8 +32,9 @@ mkdir -p "$BASE"
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$BASE"' EXIT
 SIZE=$("$BIN" plan --max-stones "$N" --memory 1T --disk 100T --db "$BASE/none" | awk -v n="$N" '$1 == n {print $2}')
 BUDGET=$(awk -v s="$SIZE" -v b="${B_PER_POS:-0.33}" 'BEGIN {printf "%d", s * b}')
+ONE_BUDGET=$(awk -v s="$SIZE" -v b="${ONE_B_PER_POS:-0.16}" 'BEGIN {printf "%d", s * b}')
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "== level $N ($SIZE positions) on levels 0..$((N - 1)) of $DB; sides:$SIDES; --memory $BUDGET but for low-memory"
+echo "== level $N ($SIZE positions) on levels 0..$((N - 1)) of $DB; sides:$SIDES; --memory $BUDGET but for low-memory (and one-bit: $ONE_BUDGET)"
 prepare() { link_lower_levels "$DB" "$BASE/$1" "$N"; }
 table() { echo "$BASE/$1/$(printf 'level-%02d.values' "$N")"; }
 RESULTS=$BASE/results.txt
@@ -47,6 +50,7 @@ build() {
   prepare "$side"
   local args=(build --db "$BASE/$side" --max-stones "$N" --mode "$side")
   [ "$side" = two-bit ] && args+=(--memory "$BUDGET")
+  [ "$side" = one-bit ] && args+=(--memory "$ONE_BUDGET")
   "$BIN" "${args[@]}" --json > "$BASE/$side.txt" 2> "$BASE/$side.err" || { tail -3 "$BASE/$side.err" >&2; exit 1; }
   local f
   IFS=$'\t' read -r -a f < <(level_fields "$BASE/$side.txt" "$N" seconds:.2f peak_anon_bytes:human \
@@ -58,11 +62,13 @@ build() {
 }
 for run in $(seq 1 "$RUNS"); do
   [[ $SIDES == *" low-memory "* ]] && build "$run" low-memory
+  [[ $SIDES == *" one-bit "* ]] && build "$run" one-bit
   build "$run" two-bit
-  if [[ $SIDES == *" low-memory "* ]]; then
-    cmp -s "$(table low-memory)" "$(table two-bit)" && echo "run $run: the two builds' tables are identical" \
-      || { echo "run $run: the two builds' TABLES DIFFER"; exit 1; }
-  fi
+  for side in low-memory one-bit; do
+    [[ $SIDES == *" $side "* ]] || continue
+    cmp -s "$(table "$side")" "$(table two-bit)" && echo "run $run: the $side and two-bit tables are identical" \
+      || { echo "run $run: the $side and two-bit TABLES DIFFER"; exit 1; }
+  done
   DIR=$BASE/two-bit
   DEPTH=$DIR/$(printf 'level-%02d.depth' "$N")
   if [[ $SIDES == *" depth "* ]]; then
@@ -95,7 +101,7 @@ if [ -f "$OLD" ]; then
 fi
 median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 t=$(awk '$1 == "two-bit" {print $2}' "$RESULTS" | median)
-for side in low-memory depth prove; do
+for side in low-memory one-bit depth prove; do
   [[ $SIDES == *" $side "* ]] || continue
   s=$(awk -v side="$side" '$1 == side {print $2}' "$RESULTS" | median)
   echo "$side speed / two-bit speed: $(awk -v t="$t" -v s="$s" 'BEGIN {printf "%.2f", t / s}') (medians $s s and $t s)"

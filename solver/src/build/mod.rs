@@ -38,7 +38,7 @@ pub enum BuildError {
     #[error(transparent)]
     Table(#[from] TableError),
     /// The level would not fit in the memory the build may use.
-    #[error("level {level} needs {} of memory for its {positions} positions but only {} may be used (--memory); free memory or build fewer seeds", sys::human(*needed), sys::human(*available))]
+    #[error("level {level} needs {} ({needed} bytes) of memory for its {positions} positions but only {} ({available} bytes) may be used (--memory); free memory or build fewer seeds", sys::human(*needed), sys::human(*available))]
     Memory {
         /// The level.
         level: u32,

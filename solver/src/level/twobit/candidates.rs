@@ -106,6 +106,8 @@ pub(super) struct Candidates {
     pub(super) rounds: AtomicU64,
     pub(super) looked_up: AtomicU64,
     pub(super) losable: AtomicU64,
+    /// Nanoseconds of the lookups (records read and searched, on any thread).
+    pub(super) lookup_nanos: AtomicU64,
 }
 
 impl Candidates {
@@ -121,6 +123,7 @@ impl Candidates {
             rounds: AtomicU64::new(0),
             looked_up: AtomicU64::new(0),
             losable: AtomicU64::new(0),
+            lookup_nanos: AtomicU64::new(0),
         }
     }
 
@@ -208,6 +211,7 @@ impl TwoBit<'_> {
         let mut settled = 0;
         let mut held = held.into_iter().peekable();
         while held.peek().is_some() {
+            let t = std::time::Instant::now();
             let group: Vec<(u32, Held)> = held
                 .by_ref()
                 .take(GROUP_PER_THREAD * rayon::current_num_threads())
@@ -222,10 +226,14 @@ impl TwoBit<'_> {
                     }
                 }
             }
+            self.candidates
+                .lookup_nanos
+                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
             settled += group
                 .into_par_iter()
                 .zip(bodies)
                 .map(|((c, h), bodies)| {
+                    let t = std::time::Instant::now();
                     let want = h.sorted();
                     drop(h);
                     self.candidates
@@ -243,6 +251,9 @@ impl TwoBit<'_> {
                     self.candidates
                         .losable
                         .fetch_add(hits.len() as u64, Relaxed);
+                    self.candidates
+                        .lookup_nanos
+                        .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
                     self.propagate_chunk(c, &hits, i, log, progress)
                 })
                 .sum::<Result<u64, TableError>>()?;
