@@ -22,6 +22,9 @@ use crate::settle::seed_boards;
 
 /// Seeds propagated together from one chunk's list (their boards are held at once).
 const SEED_SLICE: usize = 4096;
+/// Entries a thread gathers (positions settled, candidates found) before it hands them on to
+/// the log and the candidates.
+const HAND_ON: usize = 1 << 16;
 /// Settled positions whose predecessors are generated together (see [`TwoBit::propagate`]).
 const BATCH: usize = 24;
 
@@ -55,7 +58,7 @@ impl TwoBit<'_> {
                     })
                     .sum::<Result<u64, TableError>>()?;
                 log.flush_if_full()?;
-                if self.candidates.full() {
+                if self.bits == StateBits::One && self.candidates.full() {
                     total += self.resolve_candidates(i, log, progress, false)?;
                 }
             }
@@ -80,14 +83,26 @@ impl TwoBit<'_> {
         let start = u64::from(c) * CHUNK;
         let mut settled = Vec::new();
         let mut found = Vec::new();
+        let mut count = 0;
+        let mut hand_on = |settled: &mut Vec<u64>, found: &mut Vec<u64>| {
+            self.candidates.add(found);
+            found.clear();
+            count += settled.len() as u64;
+            progress.advance(settled.len() as u64);
+            let added = log.add(settled);
+            settled.clear();
+            added
+        };
         for slice in seeds.chunks(SEED_SLICE) {
             let mut stack = seed_boards(&self.level, start, slice.iter().copied());
             self.propagate(&mut stack, i, &mut settled, &mut found);
+            // A thread's share of the memory stays small whatever the chunk settles.
+            if settled.len() >= HAND_ON || found.len() >= HAND_ON {
+                hand_on(&mut settled, &mut found)?;
+            }
         }
-        self.candidates.add(&mut found);
-        let count = settled.len() as u64;
-        progress.advance(count);
-        log.add(&settled).map(|()| count)
+        hand_on(&mut settled, &mut found)?;
+        Ok(count)
     }
 
     /// Settle, depth first, everything that follows at the current step from the settled
