@@ -16,10 +16,11 @@ const FIXED: u64 = 24 << 20;
 /// chunk) and its boards.
 const PER_THREAD: u64 = 4 * CHUNK;
 /// The same with one bit, whose record batches are an eighth (`stream::list_batch`) and whose
-/// rounds read 64 KiB of each exit list at a time: on 2 threads the process held 17 to 24 MiB
-/// besides its states, log and candidates (level 22 under `--memory 56M`, level 25 under 87
-/// MB; the allocator's arenas keep what the threads freed).
-const FIXED_ONE_BIT: u64 = 14 << 20;
+/// rounds read 64 KiB of each exit list at a time: on 2 threads the process held up to 26.7
+/// MiB besides its states, log and candidates (level 26 under `--memory 123600000`: 120.5 MiB
+/// at its peak, in the last steps; the allocator's arenas keep some of what the threads
+/// freed).
+const FIXED_ONE_BIT: u64 = 18 << 20;
 const PER_THREAD_ONE_BIT: u64 = 5 << 20;
 
 /// The fixed and per-thread memory with `bits` of state.
