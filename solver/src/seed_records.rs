@@ -289,6 +289,22 @@ impl<'a> RecordReader<'a> {
         Ok(Some((chunk, body)))
     }
 
+    /// Go on from byte `offset` of the file, where a record starts (a record's offset as
+    /// [`RecordReader::offset`] gave it before it was read): within the read buffer without
+    /// reading again.
+    pub(crate) fn skip_to(&mut self, offset: u64) -> Result<(), TableError> {
+        self.peeked = None;
+        let delta = offset as i64 - self.offset as i64;
+        self.inner
+            .seek_relative(delta)
+            .map_err(|source| TableError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.offset = offset;
+        Ok(())
+    }
+
     /// The chunk of the next record (`None`: none left).
     pub(crate) fn peek_chunk(&mut self) -> Result<Option<u32>, TableError> {
         if self.peeked.is_none() {

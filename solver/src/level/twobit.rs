@@ -165,6 +165,8 @@ pub struct TwoBit<'a> {
     bits: StateBits,
     /// One bit: the candidates of the step (see `candidates`).
     candidates: candidates::Candidates,
+    /// One bit: where each exit list below 0 holds each chunk (built at the first round).
+    list_index: std::sync::Mutex<candidates::ListIndex>,
     io: IoCount,
     bucket: u64,
     stage: Stage,
@@ -225,6 +227,7 @@ impl<'a> TwoBit<'a> {
                 candidates::capacity_override()
                     .unwrap_or_else(|| budget::candidate_bytes(n, bucket, bits)),
             ),
+            list_index: std::sync::Mutex::new(Vec::new()),
             io: IoCount::default(),
             bucket: bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT,
             stage: Stage::Exits { done: 0 },

@@ -77,7 +77,17 @@ fn settle_memory(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
     state_bytes(n, bits)
         + log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY
         + candidate_bytes(n, bucket, bits)
+        + list_index_bytes(n, bits)
         + overhead(threads, bits)
+}
+
+/// One bit: the index of the exit lists below 0, at most a (chunk, byte) pair of 16 bytes in
+/// memory per chunk and list (`candidates::ListIndex`).
+fn list_index_bytes(n: u32, bits: StateBits) -> u64 {
+    match bits {
+        StateBits::Two => 0,
+        StateBits::One => level_size(n).div_ceil(CHUNK) * u64::from(n) * 16,
+    }
 }
 
 /// RAM of the exits phase of level `n` with buckets of `bucket` positions.

@@ -165,7 +165,37 @@ impl Candidates {
     }
 }
 
+/// Per exit value e (index e, from 1), the records of the exit list of −e: (chunk, byte).
+pub(super) type ListIndex = Vec<Vec<(u32, u64)>>;
+
 impl TwoBit<'_> {
+    /// The index of the exit lists below 0, built at the level's first round by reading them
+    /// once (they do not change after the exits phase), so that a round reads only the records
+    /// of the chunks holding candidates.
+    fn list_index(&self) -> Result<std::sync::MutexGuard<'_, ListIndex>, TableError> {
+        let mut index = self.list_index.lock().expect("list index lock");
+        if index.is_empty() {
+            let n = self.level.seeds();
+            let mut built: ListIndex = vec![Vec::new(); n as usize + 1];
+            for e in 1..=n {
+                let path = self.work.join(ExitList::Value(-(e as i8)).file_name());
+                if !path.exists() {
+                    continue;
+                }
+                let mut r = self.records_buffered(&path, 1 << 20)?;
+                loop {
+                    let at = r.offset();
+                    let Some((chunk, _)) = r.next_record()? else {
+                        break;
+                    };
+                    built[e as usize].push((chunk, at));
+                }
+            }
+            *index = built;
+        }
+        Ok(index)
+    }
+
     /// Rounds until no candidate is left (`all`), else one round (the candidates have
     /// reached their memory: those its losses find wait for the next); returns the positions
     /// they settled.
@@ -201,11 +231,16 @@ impl TwoBit<'_> {
         progress: &dyn Progress,
     ) -> Result<u64, TableError> {
         let n = self.level.seeds();
-        let mut readers: Vec<RecordReader> = Vec::new();
+        let index = self.list_index()?;
+        // The exit lists of −i … −n that have records, each with its index.
+        let mut readers: Vec<(RecordReader, &[(u32, u64)])> = Vec::new();
         for e in i..=n {
             let path = self.work.join(ExitList::Value(-(e as i8)).file_name());
-            if path.exists() {
-                readers.push(self.records_buffered(&path, READ_BUFFER)?);
+            if !index[e as usize].is_empty() {
+                readers.push((
+                    self.records_buffered(&path, READ_BUFFER)?,
+                    &index[e as usize],
+                ));
             }
         }
         let mut settled = 0;
@@ -216,13 +251,25 @@ impl TwoBit<'_> {
                 .by_ref()
                 .take(GROUP_PER_THREAD * rayon::current_num_threads())
                 .collect();
-            // Each chunk's records, from every list.
+            // Each chunk's records, from every list: read where the index puts them.
             let mut bodies: Vec<Vec<Vec<u8>>> = vec![Vec::new(); group.len()];
-            for r in &mut readers {
+            for (r, index) in &mut readers {
                 for (g, (c, _)) in group.iter().enumerate() {
-                    while r.next_before(*c)?.is_some() {}
-                    if r.peek_chunk()? == Some(*c) {
-                        bodies[g].push(r.next_record()?.expect("peeked").1);
+                    let Ok(k) = index.binary_search_by_key(c, |&(chunk, _)| chunk) else {
+                        continue;
+                    };
+                    let at = index[k].1;
+                    if r.offset() != at {
+                        r.skip_to(at)?;
+                    }
+                    match r.next_record()? {
+                        Some((chunk, body)) if chunk == *c => bodies[g].push(body),
+                        _ => {
+                            return Err(TableError::Damaged {
+                                path: self.work.clone(),
+                                what: format!("an exit list changed under its index at byte {at}"),
+                            })
+                        }
                     }
                 }
             }
