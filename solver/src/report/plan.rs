@@ -68,6 +68,9 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
                              // `verify --prove` of every level planned: the depth pass with the proof.
     let mut prove_secs = 0f64;
     let mut prove_classes = None;
+    // The first level whose proof does not fit the memory (the depth pass keeps 2 bits a
+    // position, by waves or by class).
+    let mut prove_unfit = None;
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
         // Depth tables as stored by default: plain up to 20 seeds, compressed above.
@@ -82,10 +85,17 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         values_total += values_disk;
         depth_total += depth_disk;
         probe_total += probe_form_bytes(n);
-        let (secs, by_classes) = prove_estimate(n, m);
-        prove_secs += secs;
-        if by_classes {
-            prove_classes.get_or_insert(n);
+        if m.memory
+            .is_some_and(|memory| crate::depth::memory_needed(n) > memory)
+        {
+            prove_unfit.get_or_insert(n);
+        }
+        if prove_unfit.is_none() {
+            let (secs, by_classes) = prove_estimate(n, m);
+            prove_secs += secs;
+            if by_classes {
+                prove_classes.get_or_insert(n);
+            }
         }
         if m.built[n as usize] {
             s.push_str(&format!(
@@ -172,11 +182,19 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     ));
     s.push_str(&assumptions(m));
     s.push_str(&format!(
-        "to prove: `verify --prove` of levels 0..{max} takes about {} more (the depth pass with the proof, its I/O included{})\n",
+        "to prove: `verify --prove` of levels 0..{} takes about {} more (the depth pass with the proof, its I/O included{}){}\n",
+        prove_unfit.map_or(max, |n| (0..n).rev().find(|&k| level_exists(k)).unwrap_or(0)),
         duration(prove_secs),
         match prove_classes {
             Some(from) => format!(
                 "; from level {from} on by value class: their values exceed the memory beside the pass, so they are read in order"
+            ),
+            None => String::new(),
+        },
+        match prove_unfit {
+            Some(n) => format!(
+                "; levels from {n} cannot be proven in {}: the depth pass keeps 2 bits a position",
+                m.memory.map_or("memory".into(), human)
             ),
             None => String::new(),
         }
@@ -344,6 +362,14 @@ mod tests {
             "{desktop}"
         );
         assert!(!prove_line(1024 * g).contains("value class"));
+        // On 32 GiB the values of level 48 are built in one bit, but its proof keeps 2.
+        let small = prove_line(32 * g);
+        assert!(
+            small.contains("levels 0..46 takes")
+                && small.contains("levels from 48 cannot be proven in 32.00 GiB"),
+            "{small}"
+        );
+        assert!(!desktop.contains("cannot be proven"), "{desktop}");
         let m = machine(64 * g, 4096 * g);
         assert!(!prove_estimate(41, &m).1 && prove_estimate(42, &m).1);
         // By class the proof reads the lower levels and the level once per bucket, more than
