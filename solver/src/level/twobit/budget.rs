@@ -47,7 +47,7 @@ fn state_bytes(n: u32, bits: StateBits) -> u64 {
 /// What the exits phase's bucket of `bucket` positions (bytes) leaves beside the states: the
 /// settling phase's for its log (and, one bit, its candidates).
 fn left_beside_states(n: u32, bucket: u64, bits: StateBits) -> u64 {
-    let left = bucket.saturating_sub(state_bytes(n, bits));
+    let left = bucket.saturating_sub(state_bytes(n, bits) + list_index_bytes(n, bits));
     match bits {
         StateBits::Two => left,
         StateBits::One => left / 2,
