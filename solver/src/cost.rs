@@ -204,19 +204,7 @@ fn low_memory_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
 
 /// The same in the two-bit algorithm.
 pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
-    let p = level_size(n);
-    let two = twobit::StateBits::Two;
-    let bucket = twobit::exit_bucket(n, m.threads, m.memory, two);
-    let passes = p.div_ceil(bucket);
-    let ram = twobit::memory_used(n, m.threads, bucket, two);
-    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio)
-        * two_bit_pass_scale(passes, m.two_bit_passes);
-    (
-        passes,
-        ram,
-        compute,
-        two_bit_io(n, passes, m.two_bit_io_scale),
-    )
+    records_estimate(n, m, twobit::StateBits::Two)
 }
 
 /// The one-bit algorithm's speed as a share of the two-bit one's: level 26 of awari on 2
@@ -229,22 +217,28 @@ const ONE_BIT_SPEED: f64 = 0.4;
 /// least memory: 36.3 of its own against two-bit's 13.8).
 const ONE_BIT_ROUND_BYTES: f64 = 23.0;
 
-/// The same in the one-bit algorithm (a model: the two-bit one's, its speed and its rounds'
-/// reads apart).
-pub(crate) fn one_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
+/// The same in the two-bit algorithm with `bits` of state: one bit at [`ONE_BIT_SPEED`] of its
+/// speed, moving [`ONE_BIT_ROUND_BYTES`] a position more (a model from the two-bit one's).
+pub(crate) fn records_estimate(
+    n: u32,
+    m: &Machine,
+    bits: twobit::StateBits,
+) -> (u64, u64, f64, u64) {
     let p = level_size(n);
-    let one = twobit::StateBits::One;
-    let bucket = twobit::exit_bucket(n, m.threads, m.memory, one);
+    let (speed, extra) = match bits {
+        twobit::StateBits::Two => (1.0, 0),
+        twobit::StateBits::One => (ONE_BIT_SPEED, (p as f64 * ONE_BIT_ROUND_BYTES) as u64),
+    };
+    let bucket = twobit::exit_bucket(n, m.threads, m.memory, bits);
     let passes = p.div_ceil(bucket);
-    let ram = twobit::memory_used(n, m.threads, bucket, one);
-    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio * ONE_BIT_SPEED)
+    let ram = twobit::memory_used(n, m.threads, bucket, bits);
+    let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio * speed)
         * two_bit_pass_scale(passes, m.two_bit_passes);
-    let rounds = (p as f64 * ONE_BIT_ROUND_BYTES) as u64;
     (
         passes,
         ram,
         compute,
-        two_bit_io(n, passes, m.two_bit_io_scale) + rounds,
+        two_bit_io(n, passes, m.two_bit_io_scale) + extra,
     )
 }
 
@@ -505,11 +499,12 @@ pub(crate) fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
             (mode, ram, compute, io, lowmem::disk_needed(n))
         }
         mode => {
-            let (passes, ram, compute, io) = if mode == Mode::OneBit {
-                one_bit_estimate(n, m)
+            let bits = if mode == Mode::OneBit {
+                twobit::StateBits::One
             } else {
-                two_bit_estimate(n, m)
+                twobit::StateBits::Two
             };
+            let (passes, ram, compute, io) = records_estimate(n, m, bits);
             let name = mode.name();
             let mode = if passes > 1 {
                 format!("{name}, {passes} exit passes")

@@ -179,13 +179,13 @@ impl TwoBit<'_> {
         won
     }
 
-    /// Make `q` losable if it is open; returns whether it was (one bit: a no-op, `false`).
-    /// Only the thread that owns `q`'s chunk calls it, while no other thread settles a
-    /// position of that chunk.
+    /// Make `q` losable if it is open; returns whether it was (one bit: whether it is
+    /// unsettled, which is all a loss test needs: nothing is stored). Only the thread that
+    /// owns `q`'s chunk calls it, while no other thread settles a position of that chunk.
     #[inline]
     pub(super) fn make_losable(&self, q: u64) -> bool {
         if self.one_bit() {
-            return false;
+            return !self.is_settled(q);
         }
         let (word, shift) = self.slot(q);
         if (word.load(Relaxed) >> shift) & 3 != OPEN {

@@ -64,14 +64,7 @@ impl TwoBit<'_> {
                 let start = u64::from(c) * CHUNK;
                 let candidates: Vec<(u32, bool)> = offsets
                     .into_iter()
-                    .filter(|&(k, _)| {
-                        let q = start + u64::from(k);
-                        if one_bit {
-                            !self.is_settled(q)
-                        } else {
-                            self.make_losable(q)
-                        }
-                    })
+                    .filter(|&(k, _)| self.make_losable(start + u64::from(k)))
                     .collect();
                 // The loss tests (children read at random, pipelined; a child won in another
                 // chunk later is tested again by its propagation). A child won stays won, so
