@@ -348,9 +348,10 @@ impl<'a> TwoBit<'a> {
             if timings {
                 let c = &self.candidates;
                 eprintln!(
-                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation, {:.2} s; rounds {}, lookups {:.2} s of threads, candidates {}, losable {}",
+                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation, {:.2} s; rounds {}, spill files {} so far, lookups {:.2} s of threads, candidates {}, losable {}",
                     t.elapsed().as_secs_f64(),
                     c.rounds.swap(0, Relaxed),
+                    c.spills.load(Relaxed),
                     c.lookup_nanos.swap(0, Relaxed) as f64 * 1e-9,
                     c.looked_up.swap(0, Relaxed),
                     c.losable.swap(0, Relaxed),

@@ -4,13 +4,19 @@
 //! where a candidate is in the chunk): those found there are losable, so lost; each is
 //! published (its predecessors won, then itself) and propagated, which may find more
 //! candidates, until a round finds none. A candidate whose exit is above −i is dropped: if
-//! its exit is below 0, the stream of that exit's step finds it lost there. Rounds run at the
-//! end of the step's propagation, and sooner when the candidates reach their memory.
+//! its exit is below 0, the stream of that exit's step finds it lost there. Rounds run once
+//! the step's seeds are propagated: a round reads the lists below −i whatever it looks up, so
+//! the fewer the better.
 //!
 //! They are held per chunk of the level, compactly: a sorted run, delta-coded (LEB128 gaps:
 //! about a byte a candidate at the densities met, 2 to 5 % of a level at its largest), and
-//! the offsets added since, merged into the run when they reach a quarter of it.
+//! the offsets added since, merged into the run when they reach a quarter of it. When they
+//! reach their memory they are **spilled**: written to a file of the work directory
+//! (`cand-000`, …: seed records in chunk order, see `work_files`), which the next round reads
+//! beside those in RAM and then removes. Spills live within a step, and a checkpoint falls
+//! between steps, so a resume never reads one (it removes any left).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -18,21 +24,21 @@ use awari_db::TableError;
 use rayon::prelude::*;
 
 use super::log::SettledLog;
-use super::work_files::ExitList;
+use super::work_files::{spill_name, ExitList, RecordWriter};
 use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
-use crate::seed_records::{chunk_limit, decode_seeds, RecordReader};
+use crate::seed_records::{chunk_limit, decode_seeds, encode_seeds, RecordReader};
 
 /// Offsets added to a chunk before they are merged into its run, at least.
 const MIN_PENDING: usize = 64;
 /// Chunks looked up together in a round per thread (their records gathered, about 150 KB a
 /// chunk in all the lists below 0, then decoded in parallel).
 const GROUP_PER_THREAD: usize = 4;
-/// The read buffer of each exit list in a round (all those below 0 are open at once).
+/// The read buffer of each exit list and spill file in a round (all are open at once).
 const READ_BUFFER: usize = 64 << 10;
 
-/// The candidates' memory before a round is due, from `AWARI_CANDIDATE_BYTES` if set (tests
-/// force rounds before the propagation ends with it; the budget decides otherwise).
+/// The candidates' memory before they are spilled, from `AWARI_CANDIDATE_BYTES` if set (tests
+/// spill after every batch with it; the budget decides otherwise).
 pub(super) fn capacity_override() -> Option<u64> {
     std::env::var("AWARI_CANDIDATE_BYTES").ok()?.parse().ok()
 }
@@ -100,8 +106,12 @@ pub(super) struct Candidates {
     chunks: Vec<Mutex<Held>>,
     /// Bytes held in all.
     bytes: AtomicU64,
-    /// Bytes held before a round is due (see [`Candidates::full`]).
+    /// Bytes held before they are spilled (see [`Candidates::full`]).
     capacity: u64,
+    /// The spill files not read yet, in the order written.
+    spilled: Mutex<Vec<PathBuf>>,
+    /// Spill files written, over the level (their names' numbers).
+    pub(super) spills: AtomicU64,
     /// Rounds run, candidates looked up and found losable (for `AWARI_TIMINGS`).
     pub(super) rounds: AtomicU64,
     pub(super) looked_up: AtomicU64,
@@ -111,8 +121,8 @@ pub(super) struct Candidates {
 }
 
 impl Candidates {
-    /// A store for a level of `size` positions (none: two bits) that calls a round due at
-    /// `capacity` bytes.
+    /// A store for a level of `size` positions (none: two bits) that is full at `capacity`
+    /// bytes.
     pub(super) fn new(size: u64, capacity: u64) -> Candidates {
         Candidates {
             chunks: (0..size.div_ceil(CHUNK))
@@ -120,6 +130,8 @@ impl Candidates {
                 .collect(),
             bytes: AtomicU64::new(0),
             capacity,
+            spilled: Mutex::new(Vec::new()),
+            spills: AtomicU64::new(0),
             rounds: AtomicU64::new(0),
             looked_up: AtomicU64::new(0),
             losable: AtomicU64::new(0),
@@ -146,7 +158,7 @@ impl Candidates {
         }
     }
 
-    /// Whether a round is due.
+    /// Whether they are to be spilled.
     pub(super) fn full(&self) -> bool {
         self.bytes.load(Relaxed) >= self.capacity
     }
@@ -196,36 +208,92 @@ impl TwoBit<'_> {
         Ok(index)
     }
 
-    /// Rounds until no candidate is left (`all`), else one round (the candidates have
-    /// reached their memory: those its losses find wait for the next); returns the positions
-    /// they settled.
+    /// Write the candidates held in RAM to a new spill file, which the next round reads.
+    pub(super) fn spill_candidates(&self) -> Result<(), TableError> {
+        let held = self.candidates.take();
+        if held.is_empty() {
+            return Ok(());
+        }
+        let k = self.candidates.spills.fetch_add(1, Relaxed);
+        let path = self.work.join(spill_name(k));
+        let mut out = RecordWriter::open(&path, false, &self.io)?;
+        for (c, h) in held {
+            let seeds: Vec<(u32, bool)> = h.sorted().into_iter().map(|k| (k, false)).collect();
+            out.write(&encode_seeds(c, &seeds))?;
+        }
+        // Not synced: a spill is never read after a kill (see the module documentation).
+        out.finish_unsynced()?;
+        self.candidates
+            .spilled
+            .lock()
+            .expect("spill lock")
+            .push(path);
+        Ok(())
+    }
+
+    /// Rounds until no candidate is left, in RAM or spilled; returns the positions they
+    /// settled.
     pub(super) fn resolve_candidates(
         &self,
         i: u32,
         log: &SettledLog,
         progress: &dyn Progress,
-        all: bool,
     ) -> Result<u64, TableError> {
         let mut total = 0;
         loop {
             let held = self.candidates.take();
-            if held.is_empty() {
+            let spilled = std::mem::take(&mut *self.candidates.spilled.lock().expect("spill lock"));
+            if held.is_empty() && spilled.is_empty() {
                 return Ok(total);
             }
-            total += self.round(held, i, log, progress)?;
+            total += self.round(held, &spilled, i, log, progress)?;
+            for path in spilled {
+                std::fs::remove_file(&path).map_err(|source| TableError::Io { path, source })?;
+            }
             self.candidates.rounds.fetch_add(1, Relaxed);
-            if !all {
-                return Ok(total);
-            }
         }
     }
 
-    /// A round: the candidates `held` looked up in the exit lists of −n … −i, a group of
-    /// chunks at a time, and those found there published and propagated; returns the
-    /// positions settled.
+    /// The candidates of the next chunk of a round, from those in RAM (`held`, in chunk
+    /// order) and the spill files (`spills`, each in chunk order): the chunk and its offsets,
+    /// sorted, without repeats (`None`: none left).
+    fn next_candidates(
+        &self,
+        held: &mut std::iter::Peekable<std::vec::IntoIter<(u32, Held)>>,
+        spills: &mut [RecordReader],
+    ) -> Result<Option<(u32, Vec<u32>)>, TableError> {
+        let mut next = held.peek().map(|(c, _)| *c);
+        for r in spills.iter_mut() {
+            if let Some(c) = r.peek_chunk()? {
+                next = Some(next.map_or(c, |n| n.min(c)));
+            }
+        }
+        let Some(c) = next else {
+            return Ok(None);
+        };
+        let mut want = match held.next_if(|(k, _)| *k == c) {
+            Some((_, h)) => h.sorted(),
+            None => Vec::new(),
+        };
+        for r in spills.iter_mut() {
+            while let Some((_, body)) = r.next_before(c + 1)? {
+                let limit = chunk_limit(c, self.level.size());
+                want.extend(decode_seeds(&body, limit).into_iter().map(|(k, _)| k));
+            }
+        }
+        want.sort_unstable();
+        want.dedup();
+        Ok(Some((c, want)))
+    }
+
+    /// A round: the candidates `held` in RAM and those of the files `spills` looked up in the
+    /// exit lists of −n … −i, a group of chunks at a time, and those found there published
+    /// and propagated (the candidates this finds are spilled when they reach their memory);
+    /// returns the positions settled.
     fn round(
         &self,
         held: Vec<(u32, Held)>,
+        spills: &[PathBuf],
         i: u32,
         log: &SettledLog,
         progress: &dyn Progress,
@@ -243,14 +311,24 @@ impl TwoBit<'_> {
                 ));
             }
         }
+        let mut spills = spills
+            .iter()
+            .map(|path| self.records_buffered(path, READ_BUFFER))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut settled = 0;
         let mut held = held.into_iter().peekable();
-        while held.peek().is_some() {
+        loop {
             let t = std::time::Instant::now();
-            let group: Vec<(u32, Held)> = held
-                .by_ref()
-                .take(GROUP_PER_THREAD * rayon::current_num_threads())
-                .collect();
+            let mut group: Vec<(u32, Vec<u32>)> = Vec::new();
+            while group.len() < GROUP_PER_THREAD * rayon::current_num_threads() {
+                match self.next_candidates(&mut held, &mut spills)? {
+                    Some(chunk) => group.push(chunk),
+                    None => break,
+                }
+            }
+            if group.is_empty() {
+                return Ok(settled);
+            }
             // Each chunk's records, from every list: read where the index puts them.
             let mut bodies: Vec<Vec<Vec<u8>>> = vec![Vec::new(); group.len()];
             for (r, index) in &mut readers {
@@ -279,17 +357,18 @@ impl TwoBit<'_> {
             settled += group
                 .into_par_iter()
                 .zip(bodies)
-                .map(|((c, h), bodies)| {
+                .map(|((c, want), bodies)| {
                     let t = std::time::Instant::now();
-                    let want = h.sorted();
-                    drop(h);
                     self.candidates
                         .looked_up
                         .fetch_add(want.len() as u64, Relaxed);
                     let mut hits = Vec::new();
                     for body in bodies {
                         for (k, _) in decode_seeds(&body, chunk_limit(c, self.level.size())) {
-                            if want.binary_search(&k).is_ok() {
+                            // (A candidate found twice and published since is dropped.)
+                            if want.binary_search(&k).is_ok()
+                                && !self.is_settled(u64::from(c) * CHUNK + u64::from(k))
+                            {
                                 hits.push((k, false));
                             }
                         }
@@ -305,7 +384,9 @@ impl TwoBit<'_> {
                 })
                 .sum::<Result<u64, TableError>>()?;
             log.flush_if_full()?;
+            if self.candidates.full() {
+                self.spill_candidates()?;
+            }
         }
-        Ok(settled)
     }
 }

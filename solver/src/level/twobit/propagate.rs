@@ -59,12 +59,12 @@ impl TwoBit<'_> {
                     .sum::<Result<u64, TableError>>()?;
                 log.flush_if_full()?;
                 if self.bits == StateBits::One && self.candidates.full() {
-                    total += self.resolve_candidates(i, log, progress, false)?;
+                    self.spill_candidates()?;
                 }
             }
         }
         if self.bits == StateBits::One {
-            total += self.resolve_candidates(i, log, progress, true)?;
+            total += self.resolve_candidates(i, log, progress)?;
         }
         Ok(total)
     }

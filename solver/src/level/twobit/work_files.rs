@@ -8,6 +8,8 @@
 //!   exit-none             the positions without an exit (no capture, not terminal)
 //!   seeds.won             the positions the stream of the step in progress settled as won
 //!   seeds.lost            … and as lost (exit −i, every child won: the loss test)
+//!   cand-000, cand-001, … one bit: candidates spilled in the step in progress (see
+//!                         `candidates`), one record per chunk, removed once read
 //!   part-000, part-001, … the positions settled so far with their values, one file per exit
 //!                         bucket, a flush's records in chunk order (see `log`)
 //!   resume, resume.tmp    the checkpoint (see `checkpoint`)
@@ -91,6 +93,11 @@ impl ExitList {
 pub(super) const SEEDS_WON: &str = "seeds.won";
 pub(super) const SEEDS_LOST: &str = "seeds.lost";
 
+/// The spill file `k` of one-bit candidates.
+pub(super) fn spill_name(k: u64) -> String {
+    format!("cand-{k:03}")
+}
+
 /// The part file of exit bucket `k`.
 pub(super) fn part_name(k: u32) -> String {
     format!("part-{k:03}")
@@ -139,6 +146,11 @@ impl<'a> RecordWriter<'a> {
     pub(super) fn write(&mut self, record: &[u8]) -> Result<(), TableError> {
         self.io.written.fetch_add(record.len() as u64, Relaxed);
         self.file.write_all(record).map_err(io_err(&self.path))
+    }
+
+    /// Flush the file, not synced: for a file that no resume reads.
+    pub(super) fn finish_unsynced(mut self) -> Result<(), TableError> {
+        self.file.flush().map_err(io_err(&self.path))
     }
 
     /// Flush and sync the file: what it holds survives a crash.
