@@ -110,6 +110,16 @@ pub(crate) fn chunk_limit(chunk: u32, size: u64) -> u32 {
 /// `limit` (a record forged to pass its check cannot make a reader index past the level).
 pub(crate) fn decode_seeds(bytes: &[u8], limit: u32) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
+    for_each_seed(bytes, limit, |k, flag| {
+        out.push((k, flag));
+        true
+    });
+    out
+}
+
+/// [`decode_seeds`] without gathering them: `f(offset, flag)` on each in turn, until it
+/// returns `false`.
+pub(crate) fn for_each_seed(bytes: &[u8], limit: u32, mut f: impl FnMut(u32, bool) -> bool) {
     let (mut x, mut shift, mut prev) = (0u64, 0u32, -1i64);
     for &b in bytes {
         if shift < 64 {
@@ -120,15 +130,14 @@ pub(crate) fn decode_seeds(bytes: &[u8], limit: u32) -> Vec<(u32, bool)> {
             // Every gap is at least 1: 0 is not a record's.
             let gap = (x >> 1).min(CHUNK) as i64;
             prev += gap;
-            if gap == 0 || prev >= i64::from(limit).min(CHUNK as i64) {
-                break;
+            if gap == 0 || prev >= i64::from(limit).min(CHUNK as i64) || !f(prev as u32, x & 1 == 1)
+            {
+                return;
             }
-            out.push((prev as u32, x & 1 == 1));
             x = 0;
             shift = 0;
         }
     }
-    out
 }
 
 /// Whether the bodies `bytes` of a record of chunk `chunk` hold only offsets of the level's

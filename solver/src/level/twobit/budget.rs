@@ -15,13 +15,14 @@ const FIXED: u64 = 24 << 20;
 /// Memory per thread: a record's positions (8 bytes each; a list holds a fraction of a
 /// chunk) and its boards.
 const PER_THREAD: u64 = 4 * CHUNK;
-/// The same with one bit, whose record batches are an eighth (`stream::list_batch`) and whose
-/// rounds read 64 KiB of each exit list at a time: on 2 threads the process held up to 26.7
-/// MiB besides its states, log and candidates (level 26 under `--memory 123600000`: 120.5 MiB
-/// at its peak, in the last steps; the allocator's arenas keep some of what the threads
-/// freed).
-const FIXED_ONE_BIT: u64 = 18 << 20;
-const PER_THREAD_ONE_BIT: u64 = 5 << 20;
+/// The same with one bit, whose record batches are an eighth (`stream::list_batch`), whose
+/// read and write buffers are smaller, and whose threads hand on what they gather every
+/// 16384 entries: measured (`/proc/PID/smaps`, level 24 under its least `--memory`, 2
+/// threads), the settling phase held 12 to 14 MiB besides its states, log and candidates,
+/// most of it what the allocator's arenas keep of what the threads freed, and the conversion
+/// 15 MiB besides its bucket (level 25 under 0.16 bytes a position).
+const FIXED_ONE_BIT: u64 = 10 << 20;
+const PER_THREAD_ONE_BIT: u64 = 3 << 20;
 
 /// The fixed and per-thread memory with `bits` of state.
 fn overhead(threads: usize, bits: StateBits) -> u64 {

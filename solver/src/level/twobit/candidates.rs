@@ -27,7 +27,7 @@ use super::log::SettledLog;
 use super::work_files::{spill_name, ExitList, RecordWriter};
 use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
-use crate::seed_records::{chunk_limit, decode_seeds, encode_seeds, RecordReader};
+use crate::seed_records::{chunk_limit, decode_seeds, encode_seeds, for_each_seed, RecordReader};
 
 /// Offsets added to a chunk before they are merged into its run, at least.
 const MIN_PENDING: usize = 64;
@@ -35,7 +35,7 @@ const MIN_PENDING: usize = 64;
 /// chunk in all the lists below 0, then decoded in parallel).
 const GROUP_PER_THREAD: usize = 4;
 /// The read buffer of each exit list and spill file in a round (all are open at once).
-const READ_BUFFER: usize = 64 << 10;
+const READ_BUFFER: usize = 16 << 10;
 
 /// The candidates' memory before they are spilled, from `AWARI_CANDIDATE_BYTES` if set (tests
 /// spill after every batch with it; the budget decides otherwise).
@@ -194,7 +194,7 @@ impl TwoBit<'_> {
                 if !path.exists() {
                     continue;
                 }
-                let mut r = self.records_buffered(&path, 1 << 20)?;
+                let mut r = self.records(&path)?;
                 loop {
                     let at = r.offset();
                     let Some((chunk, _)) = r.next_record()? else {
@@ -363,15 +363,22 @@ impl TwoBit<'_> {
                         .looked_up
                         .fetch_add(want.len() as u64, Relaxed);
                     let mut hits = Vec::new();
+                    let limit = chunk_limit(c, self.level.size());
                     for body in bodies {
-                        for (k, _) in decode_seeds(&body, chunk_limit(c, self.level.size())) {
+                        // Both sorted: merged, and read no further than the last candidate.
+                        let mut rest = want.as_slice();
+                        for_each_seed(&body, limit, |k, _| {
+                            while rest.first().is_some_and(|&w| w < k) {
+                                rest = &rest[1..];
+                            }
                             // (A candidate found twice and published since is dropped.)
-                            if want.binary_search(&k).is_ok()
+                            if rest.first() == Some(&k)
                                 && !self.is_settled(u64::from(c) * CHUNK + u64::from(k))
                             {
                                 hits.push((k, false));
                             }
-                        }
+                            !rest.is_empty()
+                        });
                     }
                     hits.sort_unstable();
                     self.candidates

@@ -73,7 +73,13 @@ impl TwoBit<'_> {
     /// of chunks encoded in parallel at a time), and sync them.
     fn write_exit_lists(&self, lo: u64, exits: &[AtomicI8]) -> Result<(), TableError> {
         let mut writers: Vec<Option<RecordWriter>> = (0..ExitList::COUNT).map(|_| None).collect();
-        let group = CHUNK as usize * 2 * rayon::current_num_threads();
+        // Chunks encoded at once: their records are about a byte a position in all (one bit,
+        // whose budget leaves little beside the bucket: one a thread).
+        let per_thread = match self.bits {
+            super::StateBits::Two => 2,
+            super::StateBits::One => 1,
+        };
+        let group = CHUNK as usize * per_thread * rayon::current_num_threads();
         for (g, part) in exits.chunks(group).enumerate() {
             let first = (lo + (g * group) as u64) / CHUNK;
             let records: Vec<Vec<(usize, Vec<u8>)>> = part

@@ -24,7 +24,7 @@ use crate::settle::seed_boards;
 const SEED_SLICE: usize = 4096;
 /// Entries a thread gathers (positions settled, candidates found) before it hands them on to
 /// the log and the candidates.
-const HAND_ON: usize = 1 << 16;
+const HAND_ON: usize = 1 << 14;
 /// Settled positions whose predecessors are generated together (see [`TwoBit::propagate`]).
 const BATCH: usize = 24;
 

@@ -115,6 +115,10 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
     }
 }
 
+/// The write buffer of a record file: the exits phase writes up to 97 at once, and most
+/// records are larger (a record longer than the buffer is written without it).
+const WRITE_BUFFER: usize = 16 << 10;
+
 /// A record file written a record at a time (created, or appended to), counted.
 pub(super) struct RecordWriter<'a> {
     file: BufWriter<File>,
@@ -137,7 +141,7 @@ impl<'a> RecordWriter<'a> {
             .open(path)
             .map_err(io_err(path))?;
         Ok(RecordWriter {
-            file: BufWriter::with_capacity(1 << 16, file),
+            file: BufWriter::with_capacity(WRITE_BUFFER, file),
             path: path.to_path_buf(),
             io,
         })
@@ -165,9 +169,15 @@ impl<'a> RecordWriter<'a> {
 }
 
 impl super::TwoBit<'_> {
-    /// A record file of the work directory read back in order, each record checked, counted.
+    /// A record file of the work directory read back in order, each record checked, counted,
+    /// with a read buffer of 1 MiB (one bit, whose budget leaves little beside the states:
+    /// 128 KiB).
     pub(super) fn records(&self, path: &Path) -> Result<RecordReader<'_>, TableError> {
-        self.records_buffered(path, 1 << 20)
+        let buffer = match self.bits {
+            super::StateBits::Two => 1 << 20,
+            super::StateBits::One => 128 << 10,
+        };
+        self.records_buffered(path, buffer)
     }
 
     /// The same with a read buffer of `buffer` bytes (a round of candidates reads every
