@@ -71,7 +71,7 @@ PY
 
 # The plan's view of one level, for scripts/calibrate.sh and scripts/rehearse.sh.
 # plan_level BIN N MEMORY THREADS [PLAN OPTIONS...]: "MODE PASSES IO_BYTES POSITIONS" of level
-# N in `plan --memory MEMORY --threads THREADS`: MODE memory, low-memory, two-bit or none (does
+# N in `plan --memory MEMORY --threads THREADS`: MODE memory, low-memory, two-bit, one-bit or none (does
 # not fit), PASSES its exit passes, IO_BYTES its I/O column in bytes.
 plan_level() {
   local bin=$1 n=$2 mem=$3 t=$4
@@ -82,7 +82,7 @@ plan_level() {
       return x * (u == "KiB" ? 1024 : u == "MiB" ? 1048576 : u == "GiB" ? 1073741824 : u == "TiB" ? 1099511627776 : 1)
     }
     $1 == n {
-      for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|does)/) break
+      for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|one-bit|does)/) break
       mode = $m; sub(/,$/, "", mode); if (mode == "does") mode = "none"
       passes = 1
       for (i = m + 1; i < NF; i++) if ($(i + 1) == "exit") passes = $i
@@ -90,11 +90,11 @@ plan_level() {
     }'
 }
 # roomier MODE PASSES TMODE TPASSES: whether a level built as MODE with PASSES exit passes has
-# at least the memory of TMODE with TPASSES (none < two-bit < low-memory < memory; within a
-# mode, fewer passes is roomier).
+# at least the memory of TMODE with TPASSES (none < one-bit < two-bit < low-memory < memory;
+# within a mode, fewer passes is roomier).
 roomier() {
-  local rank=(none two-bit low-memory memory) a=0 b=0 i
-  for i in 0 1 2 3; do
+  local rank=(none one-bit two-bit low-memory memory) a=0 b=0 i
+  for i in 0 1 2 3 4; do
     [ "${rank[$i]}" = "$1" ] && a=$i
     [ "${rank[$i]}" = "$3" ] && b=$i
   done
@@ -119,13 +119,13 @@ squeeze_memory() {
   echo "$hi $(plan_level "$bin" "$n" "$hi" "$t" --mode "$mode" | awk '{print $1, $2}')"
 }
 # big_plan BIN PLAN_OPTIONS...: per mode the plan chooses, the largest (tightest) level built
-# that way: lines "MODE PASSES LEVEL POSITIONS" (memory, low-memory, two-bit).
+# that way: lines "MODE PASSES LEVEL POSITIONS" (memory, low-memory, two-bit, one-bit).
 big_plan() {
   local bin=$1
   shift
   "$bin" plan --disk 1000T --db /nonexistent/awari-plan "$@" | awk '
     $1 ~ /^[0-9]+$/ && NF >= 14 {
-      for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|does)/) break
+      for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|one-bit|does)/) break
       mode = $m; sub(/,$/, "", mode)
       if (mode == "does") next
       passes = 1

@@ -4,7 +4,9 @@
 # how many exit passes; the largest level of each algorithm is its tightest squeeze. Each of
 # those algorithms then builds levels LEVELS on top of levels 0..FIRST-1 (built once in memory):
 #   - memory: `build --mode memory`, the reference;
-#   - low-memory and two-bit (those the plan uses): `build --mode M --memory X`, level by level,
+#   - low-memory, two-bit and one-bit (those the plan uses; one-bit where it plans for a
+#     memory that two-bit does not fit, e.g. PLAN="--max-stones 48 --memory 32G --threads 16"):
+#     `build --mode M --memory X`, level by level,
 #     X the least memory with which the level has as few exit passes as the plan's tightest
 #     level of that algorithm (two-bit levels below 25 seeds cannot go under 5 passes, the
 #     plan's level 48 has 4), so the exits phase runs in buckets as it will there.
@@ -87,7 +89,7 @@ echo "== plan ${PLAN_ARGS[*]}${CALIBRATION:+ --calibration $CALIBRATION}:"
 "$BIN" plan "${PLAN_ARGS[@]}" "${CAL_ARGS[@]}" --disk 1000T --db /nonexistent/awari-plan > "$BASE/plan.txt"
 # The plan's algorithms, by runs of levels.
 awk '$1 ~ /^[0-9]+$/ {
-    for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|does)/) break
+    for (m = 3; m <= NF; m++) if ($m ~ /^(memory|low-memory|two-bit|one-bit|does)/) break
     label = $m; for (i = m + 1; i <= NF; i++) label = label " " $i
     if (label != last) { show(); from = $1; last = label }
     prev = $1
@@ -157,8 +159,9 @@ for mode in "${MODES[@]}"; do
     # What the plan assumes for this level, memory and threads.
     read -r pmode ppasses pio size <<< "$(plan_level "$BIN" "$n" "${mem:-1T}" "$T" --mode "$mode" "${CAL_ARGS[@]}")"
     prate=$(awk -v r="$(assumed_rate "$mode")" -v t="$T" 'BEGIN {print r * 1e6 * t}')
-    # The plan's two-bit rate holds for its exit passes; it scales the time to this level's.
-    if [ "$mode" = two-bit ]; then prate=$(two_bit_at_passes "$prate" "$ppasses"); fi
+    # The plan's two-bit rate (and one-bit's, a share of it) holds for its exit passes; it
+    # scales the time to this level's.
+    case $mode in two-bit | one-bit) prate=$(two_bit_at_passes "$prate" "$ppasses") ;; esac
     echo "$mode $n ${mem:-–} $ppasses $rate $prate $(awk -v r="$r" -v w="$w" 'BEGIN {print r + w}') $(awk -v b="$pio" -v s="$size" 'BEGIN {printf "%.2f", b / s}') $size" >> "$RESULTS"
     if [ "$mode" != memory ]; then
       if cmp "$(table "$BASE/memory" "$n")" "$(table "$dir" "$n")"; then

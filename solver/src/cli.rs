@@ -135,7 +135,7 @@ pub enum Command {
         /// step), `two-bit` (0.25 bytes per position for the states, under 0.33 in all, the
         /// rest of --memory for fewer exit passes; exit lists and a log of settled positions
         /// on disk, each written and read about once), `one-bit` (two-bit's files with 0.125
-        /// bytes per position for the states, 0.166 in all at 26 seeds and less above, slower: the
+        /// bytes per position for the states, 0.16 in all from 25 seeds up, slower: the
         /// exits it must know are looked up in its exit lists in rounds), or `auto` (memory
         /// where it fits, else the faster of low-memory and two-bit by `plan`'s estimate at its
         /// default rates, else one-bit; a level begun in one of them resumes in it).

@@ -208,14 +208,14 @@ pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
 }
 
 /// The one-bit algorithm's speed as a share of the two-bit one's: level 26 of awari on 2
-/// threads, one-bit under its least memory (0.166 bytes a position), two-bit under 0.34, in
-/// one run of `scripts/bench-level.sh`: 419.8 s against 163.9 s (0.39; level 22 with room for
-/// the candidates: 0.73).
-const ONE_BIT_SPEED: f64 = 0.4;
+/// threads, one-bit under 0.16 bytes a position, two-bit under 0.34, in one run of
+/// `scripts/bench-level.sh` (the other build paused): 253.8 s against 167.0 s (0.66), and in
+/// another 240.9 s against 145.4 s (0.60).
+pub(crate) const ONE_BIT_SPEED: f64 = 0.6;
 /// Bytes per position the one-bit algorithm moves besides the two-bit one's, the lower
-/// levels apart: its rounds of candidates reading the exit lists below 0 (level 26 under its
-/// least memory: 36.3 of its own against two-bit's 13.8).
-const ONE_BIT_ROUND_BYTES: f64 = 23.0;
+/// levels apart: its rounds of candidates reading the exit lists below 0 (the same runs: 25.5
+/// of its own against two-bit's 13.8).
+const ONE_BIT_ROUND_BYTES: f64 = 12.0;
 
 /// The same in the two-bit algorithm with `bits` of state: one bit at [`ONE_BIT_SPEED`] of its
 /// speed, moving [`ONE_BIT_ROUND_BYTES`] a position more (a model from the two-bit one's).

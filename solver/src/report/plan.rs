@@ -237,12 +237,13 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
 pub fn assumptions(m: &Machine) -> String {
     let mega = |ratio: f64| format!("{:.2}M", m.rate * ratio / 1e6);
     format!(
-        "assumed: per thread, in memory {}, low-memory {}, two-bit {} (with {} exit passes; {:.1}% more time a pass), depth pass {}, verify --prove {} positions/s; low-memory and two-bit disk traffic {:.2}× and {:.2}× the model's; sequential I/O {:.0} MB/s; from {}\n",
+        "assumed: per thread, in memory {}, low-memory {}, two-bit {} (with {} exit passes; {:.1}% more time a pass), one-bit {} (as many passes), depth pass {}, verify --prove {} positions/s; low-memory and two-bit disk traffic {:.2}× and {:.2}× the model's; sequential I/O {:.0} MB/s; from {}\n",
         mega(1.0),
         mega(m.low_ratio),
         mega(m.two_bit_ratio),
         m.two_bit_passes,
         TWO_BIT_PASS_COST * 100.0,
+        mega(m.two_bit_ratio * ONE_BIT_SPEED),
         mega(m.depth_ratio),
         mega(m.verify_ratio),
         m.low_io_scale,

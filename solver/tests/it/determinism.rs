@@ -114,15 +114,16 @@ fn one_bit_mode_writes_the_same_bytes() {
     }
 }
 
-/// Rounds of candidates forced after every batch of seeds (a store of 1 byte, through the
-/// binary's environment), each finding what the next looks up: the same bytes.
+/// Candidates spilled to disk after every batch of seeds and every group of a round (a store
+/// of 1 byte, through the binary's environment), each round reading them beside those held:
+/// the same bytes, and spills made (the builder's timings say how many).
 #[test]
-fn one_bit_rounds_forced_early_write_the_same_bytes() {
+fn one_bit_candidates_spilled_write_the_same_bytes() {
     let bin = env!("CARGO_BIN_EXE_awari-solver");
-    let mem = temp("ob-forced-mem");
-    let one = temp("ob-forced-one");
+    let mem = temp("ob-spilled-mem");
+    let one = temp("ob-spilled-one");
     build_mode(&mem, 2, Rules::Awari, 13, Mode::InMemory);
-    let status = Command::new(bin)
+    let out = Command::new(bin)
         .args([
             "build",
             "--mode",
@@ -135,11 +136,28 @@ fn one_bit_rounds_forced_early_write_the_same_bytes() {
         ])
         .arg(&one)
         .env("AWARI_CANDIDATE_BYTES", "1")
-        .stdout(std::process::Stdio::null())
-        .status()
+        .env("AWARI_TIMINGS", "1")
+        .output()
         .unwrap();
-    assert!(status.success());
+    assert!(out.status.success());
     assert_same(&mem, &one, 13);
+    // "level 13 step 1: … spill files N so far, …"
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let spills: u64 = stderr
+        .lines()
+        .filter(|l| l.starts_with("level 13 step 1:"))
+        .filter_map(|l| {
+            l.split("spill files ")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .next()
+        .expect("the timings of level 13's last step");
+    assert!(spills >= 10, "only {spills} spills at level 13");
+    assert!(!one.join("level-13.work").exists());
     for d in [mem, one] {
         std::fs::remove_dir_all(d).unwrap();
     }

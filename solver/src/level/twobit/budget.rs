@@ -4,7 +4,7 @@
 
 use awari_db::level_size;
 
-use super::{StateBits, CHUNK};
+use super::{StateBits, BUCKET_UNIT, CHUNK};
 
 /// Most exit buckets (passes over the lower levels) the exits phase makes.
 const MAX_PASSES: u64 = 16;
@@ -96,9 +96,13 @@ fn exits_memory(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 {
     bucket.min(level_size(n)) + overhead(threads, bits)
 }
 
-/// The smallest exit bucket: 1/[`MAX_PASSES`] of the level, in whole chunks.
+/// The smallest exit bucket: 1/[`MAX_PASSES`] of the level, in whole bucket units.
 fn min_bucket(n: u32) -> u64 {
-    level_size(n).div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK
+    level_size(n)
+        .div_ceil(MAX_PASSES)
+        .div_ceil(BUCKET_UNIT)
+        .max(1)
+        * BUCKET_UNIT
 }
 
 /// RAM the algorithm needs for level `n` at least (with its smallest exit bucket), with
@@ -113,15 +117,31 @@ pub fn memory_used(n: u32, threads: usize, bucket: u64, bits: StateBits) -> u64 
 }
 
 /// Positions per exit bucket within `budget` bytes (`None`: the whole level): what the exits
-/// phase's fixed parts leave of the budget, in whole chunks, at least 1/16 of the level and at
-/// most all of it. A larger budget saves exit passes (each reads the lower levels once more),
-/// and the settling phase gets as much for its log: under 0.33 bytes per position, 4 passes.
+/// phase's fixed parts leave of the budget, in whole bucket units (what the conversion writes
+/// at a time), at least 1/16 of the level and at most all of it. A larger budget saves exit
+/// passes (each reads the lower levels once more), and the settling phase gets as much for its
+/// log: under 0.33 bytes per position, 4 passes.
 pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>, bits: StateBits) -> u64 {
     let size = level_size(n);
     let fixed = exits_memory(n, threads, 0, bits);
-    let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
+    let whole = size.div_ceil(BUCKET_UNIT).max(1) * BUCKET_UNIT;
     let left = budget.map_or(whole, |b| b.saturating_sub(fixed));
-    (left / CHUNK * CHUNK).clamp(min_bucket(n), whole)
+    (left / BUCKET_UNIT * BUCKET_UNIT).clamp(min_bucket(n), whole)
+}
+
+/// The positions the conversion gives values at a time, with exit buckets of `bucket`: the
+/// bucket (two bits), or with one bit what it leaves beside the settling's log and candidates
+/// (the allocator keeps what they held), in whole bucket units; the part file of a bucket is
+/// then read once per window.
+pub(super) fn convert_window(n: u32, bucket: u64, bits: StateBits) -> u64 {
+    let settled = match bits {
+        StateBits::Two => 0,
+        StateBits::One => {
+            log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY
+                + candidate_bytes(n, bucket, bits)
+        }
+    };
+    (bucket.saturating_sub(settled) / BUCKET_UNIT * BUCKET_UNIT).clamp(BUCKET_UNIT, bucket)
 }
 
 /// Bytes per position of the exit lists and the log at their largest (at most the 3.4 bytes
@@ -143,4 +163,42 @@ const WORK_BYTES_PER_POSITION: f64 = 8.0;
 /// apart).
 pub fn work_io(n: u32) -> u64 {
     (level_size(n) as f64 * WORK_BYTES_PER_POSITION) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The buckets and windows are whole bucket units, and with one bit a window and what the
+    /// settling's log and candidates held fit the bucket (the memory the budget gave the
+    /// exits phase), whatever the memory.
+    #[test]
+    fn buckets_and_windows_fit_their_memory() {
+        for n in [12, 16, 20, 24, 26, 30, 40, 48] {
+            for bits in [StateBits::Two, StateBits::One] {
+                for budget in [None, Some(1 << 20), Some(level_size(n) / 6), Some(1 << 36)] {
+                    let bucket = exit_bucket(n, 2, budget, bits);
+                    assert_eq!(bucket % BUCKET_UNIT, 0);
+                    assert!(bucket >= min_bucket(n));
+                    if let Some(b) = budget {
+                        if b >= memory_needed(n, 2, bits) {
+                            assert!(memory_used(n, 2, bucket, bits) <= b, "{n} {bits:?} {b}");
+                        }
+                    }
+                    let window = convert_window(n, bucket, bits);
+                    assert_eq!(window % BUCKET_UNIT, 0);
+                    assert!(window >= BUCKET_UNIT && window <= bucket);
+                    let held = log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY
+                        + candidate_bytes(n, bucket, bits);
+                    match bits {
+                        StateBits::Two => assert_eq!(window, bucket),
+                        StateBits::One if window > BUCKET_UNIT => {
+                            assert!(window + held <= bucket, "{n} {budget:?}")
+                        }
+                        StateBits::One => {}
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! The end of a two-bit level: the log's part files (see `log`) merged into the table's
 //! values, one exit bucket at a time, in the memory the exits phase used: the bucket's bytes
 //! zeroed (a draw), its part file read once and each position given its value, the bytes
-//! handed on in order (the build's driver writes them: `crate::build::level`).
+//! handed on in order (the build's driver writes them: `crate::build::level`). With one bit,
+//! whose settling leaves memory held by the allocator, a bucket goes in windows (see
+//! `budget::convert_window`), its part file read once per window.
 
 use awari_db::table::CHECKSUM_CHUNK;
 use awari_db::TableError;
@@ -9,7 +11,7 @@ use awari_db::TableError;
 use super::log::decode;
 use super::stream::list_batch;
 use super::work_files::part_name;
-use super::{TwoBit, CHUNK};
+use super::{budget, TwoBit, CHUNK};
 
 const _: () = assert!(CHECKSUM_CHUNK as u64 % CHUNK == 0);
 
@@ -21,36 +23,72 @@ impl TwoBit<'_> {
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
     ) -> Result<(), TableError> {
         let size = self.level.size();
+        let window = budget::convert_window(self.level.seeds(), self.bucket, self.bits);
         let mut buf = Vec::new();
         for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
             let end = (start + self.bucket).min(size);
-            buf.clear();
-            buf.resize((end - start) as usize, 0u8);
-            let first = start / CHUNK;
             let part = self.work.join(part_name(k as u32));
-            if part.exists() {
-                let mut reader = self.records(&part)?;
-                loop {
-                    let mut batch = reader.batch(list_batch(self.bits))?;
-                    if batch.is_empty() {
-                        break;
-                    }
-                    batch.sort_unstable_by_key(|r| r.0);
-                    if batch
+            // Where the records of the windows after the first are: (chunk, byte), read in
+            // the first window's reading, so that the later windows read only their own.
+            let mut later: Vec<(u32, u64)> = Vec::new();
+            for from in (start..end.max(start + 1)).step_by(window as usize) {
+                let to = (from + window).min(end);
+                buf.clear();
+                buf.resize((to - from) as usize, 0u8);
+                let chunks = from / CHUNK..to.div_ceil(CHUNK);
+                if part.exists() {
+                    let mut reader = self.records(&part)?;
+                    let mut records = Vec::new();
+                    let mut bytes = 0;
+                    let mut wanted = later
                         .iter()
-                        .any(|r| u64::from(r.0) < first || u64::from(r.0) * CHUNK >= end)
-                    {
-                        return Err(self.bad_part(k));
+                        .filter(|r| chunks.contains(&u64::from(r.0)))
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .into_iter();
+                    loop {
+                        let record = if from == start {
+                            let at = reader.offset();
+                            match reader.next_record()? {
+                                Some((c, _)) if !(start..end).contains(&(u64::from(c) * CHUNK)) => {
+                                    return Err(self.bad_part(k));
+                                }
+                                Some((c, _)) if !chunks.contains(&u64::from(c)) => {
+                                    later.push((c, at));
+                                    continue;
+                                }
+                                r => r,
+                            }
+                        } else {
+                            let Some((c, at)) = wanted.next() else {
+                                break;
+                            };
+                            reader.skip_to(at)?;
+                            match reader.next_record()? {
+                                Some(r) if r.0 == c => Some(r),
+                                _ => return Err(self.bad_part(k)),
+                            }
+                        };
+                        let Some(record) = record else {
+                            break;
+                        };
+                        bytes += record.1.len();
+                        records.push(record);
+                        if bytes >= list_batch(self.bits) {
+                            apply_records(&mut records, &mut buf, from / CHUNK);
+                            bytes = 0;
+                        }
                     }
-                    apply(&batch, &mut buf, first);
+                    apply_records(&mut records, &mut buf, from / CHUNK);
                 }
+                sink(&buf)?;
             }
-            sink(&buf)?;
         }
         Ok(())
     }
 
-    /// A part file with a position outside its bucket: the work directory is damaged.
+    /// A part file with a position outside its bucket, or not where the first window read
+    /// it: the work directory is damaged.
     fn bad_part(&self, k: usize) -> TableError {
         TableError::Damaged {
             path: self.work.join(part_name(k as u32)),
@@ -65,6 +103,13 @@ impl TwoBit<'_> {
             source,
         }
     }
+}
+
+/// [`apply`] on `records` sorted by chunk, then emptied.
+fn apply_records(records: &mut Vec<(u32, Vec<u8>)>, buf: &mut [u8], first: u64) {
+    records.sort_unstable_by_key(|r| r.0);
+    apply(records, buf, first);
+    records.clear();
 }
 
 /// Give the positions of `records` (sorted by chunk, every chunk from `first` on and inside

@@ -22,14 +22,27 @@ const N: u32 = 19;
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn killed_two_bit_build_resumes_to_the_same_bytes() {
     // 48 MB: exits in buckets of a few chunks, so the exits phase checkpoints too.
-    killed_build_resumes("two-bit", "48M", "level-19.work", twobit::checkpoint_stage);
+    killed_build_resumes(
+        "two-bit",
+        "48M",
+        "level-19.work",
+        twobit::checkpoint_stage,
+        &[],
+    );
 }
 
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn killed_one_bit_build_resumes_to_the_same_bytes() {
-    // The two-bit checkpoints, one bit a position: a kill in a round of candidates too.
-    killed_build_resumes("one-bit", "48M", "level-19.work", twobit::checkpoint_stage);
+    // The two-bit checkpoints, one bit a position: a kill in a round of candidates too, and
+    // with candidates spilled (a store of 4 KiB), spill files left by the kill.
+    killed_build_resumes(
+        "one-bit",
+        "48M",
+        "level-19.work",
+        twobit::checkpoint_stage,
+        &[("AWARI_CANDIDATE_BYTES", "4096")],
+    );
 }
 
 #[test]
@@ -42,12 +55,19 @@ fn killed_low_memory_build_resumes_to_the_same_bytes() {
         "45M",
         "level-19.lowmem",
         lowmem::checkpoint_stage,
+        &[],
     );
 }
 
 type StageOf = fn(&Path, u32, Rules) -> Result<Option<Stage>, CheckpointError>;
 
-fn killed_build_resumes(mode: &str, memory: &str, work: &str, stage_of: StageOf) {
+fn killed_build_resumes(
+    mode: &str,
+    memory: &str,
+    work: &str,
+    stage_of: StageOf,
+    env: &[(&str, &str)],
+) {
     let bin = env!("CARGO_BIN_EXE_awari-solver");
     let rules = Rules::Awari;
     let mem = reference(rules);
@@ -86,6 +106,7 @@ fn killed_build_resumes(mode: &str, memory: &str, work: &str, stage_of: StageOf)
         // progress; some steps then end without one.
         let mut child = Command::new(bin)
             .env("AWARI_CHECKPOINT_SECONDS", "0.3")
+            .envs(env.iter().copied())
             .args(args)
             .arg(&dir)
             .stdout(std::fs::File::create(&out_path).unwrap())
@@ -135,7 +156,12 @@ fn killed_build_resumes(mode: &str, memory: &str, work: &str, stage_of: StageOf)
     let text = match finished_alone {
         Some(text) => text,
         None => {
-            let out = Command::new(bin).args(args).arg(&dir).output().unwrap();
+            let out = Command::new(bin)
+                .envs(env.iter().copied())
+                .args(args)
+                .arg(&dir)
+                .output()
+                .unwrap();
             assert!(
                 out.status.success(),
                 "{}",

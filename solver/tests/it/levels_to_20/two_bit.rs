@@ -61,8 +61,8 @@ fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
 }
 
 /// The one-bit variant: the same bytes on every level to 20 under awari and to 16 under the
-/// other rule sets, its rounds of candidates forced after every batch of seeds (a store of 1
-/// byte) under awari, and left to the end of each step's propagation under the others.
+/// other rule sets, its candidates spilled to disk after every batch of seeds and every group
+/// of a round (a store of 1 byte) under awari, and held in RAM under the others.
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn one_bit_writes_the_same_bytes_on_every_level_to_20() {
