@@ -213,9 +213,9 @@ pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
 /// another 240.9 s against 145.4 s (0.60).
 pub(crate) const ONE_BIT_SPEED: f64 = 0.6;
 /// Bytes per position the one-bit algorithm moves besides the two-bit one's, the lower
-/// levels apart: its rounds of candidates reading the exit lists below 0 (the same runs: 25.5
-/// of its own against two-bit's 13.8).
-const ONE_BIT_ROUND_BYTES: f64 = 12.0;
+/// levels apart: its rounds of candidates reading the exit lists below 0 (the same run: 25.5
+/// in all, 12.1 of them the lower levels' 8 passes, against two-bit's 13.8 and 6.0).
+const ONE_BIT_ROUND_BYTES: f64 = 6.0;
 
 /// The same in the two-bit algorithm with `bits` of state: one bit at [`ONE_BIT_SPEED`] of its
 /// speed, moving [`ONE_BIT_ROUND_BYTES`] a position more (a model from the two-bit one's).
