@@ -209,13 +209,14 @@ pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
 
 /// The one-bit algorithm's speed as a share of the two-bit one's: level 26 of awari on 2
 /// threads, one-bit under 0.16 bytes a position, two-bit under 0.34, in one run of
-/// `scripts/bench-level.sh` (the other build paused): 253.8 s against 167.0 s (0.66), and in
-/// another 240.9 s against 145.4 s (0.60).
+/// `scripts/bench-level.sh` (the other build paused): 252.5 s against 149.0 s (0.59; two runs
+/// before its conversion's windows, 0.60 and 0.66; level 27: 0.60).
 pub(crate) const ONE_BIT_SPEED: f64 = 0.6;
 /// Bytes per position the one-bit algorithm moves besides the two-bit one's, the lower
-/// levels apart: its rounds of candidates reading the exit lists below 0 (the same run: 25.5
-/// in all, 12.1 of them the lower levels' 8 passes, against two-bit's 13.8 and 6.0).
-const ONE_BIT_ROUND_BYTES: f64 = 6.0;
+/// levels apart: its rounds of candidates reading the exit lists below 0, and its conversion
+/// reading a part file once per window (the same run: 27.3 in all, 12.1 of them the lower
+/// levels' 8 passes, against two-bit's 13.8 and 6.0).
+const ONE_BIT_ROUND_BYTES: f64 = 8.0;
 
 /// The same in the two-bit algorithm with `bits` of state: one bit at [`ONE_BIT_SPEED`] of its
 /// speed, moving [`ONE_BIT_ROUND_BYTES`] a position more (a model from the two-bit one's).

@@ -3,7 +3,8 @@
 //! zeroed (a draw), its part file read once and each position given its value, the bytes
 //! handed on in order (the build's driver writes them: `crate::build::level`). With one bit,
 //! whose settling leaves memory held by the allocator, a bucket goes in windows (see
-//! `budget::convert_window`), its part file read once per window.
+//! `budget::convert_window`), its part file read once per window (usually two: the second
+//! reads about 2 bytes a position more).
 
 use awari_db::table::CHECKSUM_CHUNK;
 use awari_db::TableError;
@@ -28,9 +29,8 @@ impl TwoBit<'_> {
         for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
             let end = (start + self.bucket).min(size);
             let part = self.work.join(part_name(k as u32));
-            // Where the records of the windows after the first are: (chunk, byte), read in
-            // the first window's reading, so that the later windows read only their own.
-            let mut later: Vec<(u32, u64)> = Vec::new();
+            // Each window reads the bucket's part file and keeps its own records: a record per
+            // chunk and flush of the log, too many to note where each is at the largest levels.
             for from in (start..end.max(start + 1)).step_by(window as usize) {
                 let to = (from + window).min(end);
                 buf.clear();
@@ -38,48 +38,21 @@ impl TwoBit<'_> {
                 let chunks = from / CHUNK..to.div_ceil(CHUNK);
                 if part.exists() {
                     let mut reader = self.records(&part)?;
-                    let mut records = Vec::new();
-                    let mut bytes = 0;
-                    let mut wanted = later
-                        .iter()
-                        .filter(|r| chunks.contains(&u64::from(r.0)))
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .into_iter();
                     loop {
-                        let record = if from == start {
-                            let at = reader.offset();
-                            match reader.next_record()? {
-                                Some((c, _)) if !(start..end).contains(&(u64::from(c) * CHUNK)) => {
-                                    return Err(self.bad_part(k));
-                                }
-                                Some((c, _)) if !chunks.contains(&u64::from(c)) => {
-                                    later.push((c, at));
-                                    continue;
-                                }
-                                r => r,
-                            }
-                        } else {
-                            let Some((c, at)) = wanted.next() else {
-                                break;
-                            };
-                            reader.skip_to(at)?;
-                            match reader.next_record()? {
-                                Some(r) if r.0 == c => Some(r),
-                                _ => return Err(self.bad_part(k)),
-                            }
-                        };
-                        let Some(record) = record else {
+                        let mut batch = reader.batch(list_batch(self.bits))?;
+                        if batch.is_empty() {
                             break;
-                        };
-                        bytes += record.1.len();
-                        records.push(record);
-                        if bytes >= list_batch(self.bits) {
-                            apply_records(&mut records, &mut buf, from / CHUNK);
-                            bytes = 0;
                         }
+                        if batch
+                            .iter()
+                            .any(|r| !(start..end).contains(&(u64::from(r.0) * CHUNK)))
+                        {
+                            return Err(self.bad_part(k));
+                        }
+                        batch.retain(|r| chunks.contains(&u64::from(r.0)));
+                        batch.sort_unstable_by_key(|r| r.0);
+                        apply(&batch, &mut buf, chunks.start);
                     }
-                    apply_records(&mut records, &mut buf, from / CHUNK);
                 }
                 sink(&buf)?;
             }
@@ -87,8 +60,7 @@ impl TwoBit<'_> {
         Ok(())
     }
 
-    /// A part file with a position outside its bucket, or not where the first window read
-    /// it: the work directory is damaged.
+    /// A part file with a position outside its bucket: the work directory is damaged.
     fn bad_part(&self, k: usize) -> TableError {
         TableError::Damaged {
             path: self.work.join(part_name(k as u32)),
@@ -103,13 +75,6 @@ impl TwoBit<'_> {
             source,
         }
     }
-}
-
-/// [`apply`] on `records` sorted by chunk, then emptied.
-fn apply_records(records: &mut Vec<(u32, Vec<u8>)>, buf: &mut [u8], first: u64) {
-    records.sort_unstable_by_key(|r| r.0);
-    apply(records, buf, first);
-    records.clear();
 }
 
 /// Give the positions of `records` (sorted by chunk, every chunk from `first` on and inside
