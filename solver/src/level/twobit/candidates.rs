@@ -27,7 +27,7 @@ use super::log::SettledLog;
 use super::work_files::{spill_name, ExitList, RecordWriter};
 use super::{TwoBit, CHUNK};
 use crate::progress::Progress;
-use crate::seed_records::{chunk_limit, decode_seeds, encode_seeds, for_each_seed, RecordReader};
+use crate::seed_records::{chunk_limit, encode_seeds, for_each_seed, RecordReader};
 
 /// Offsets added to a chunk before they are merged into its run, at least.
 const MIN_PENDING: usize = 64;
@@ -275,10 +275,13 @@ impl TwoBit<'_> {
             Some((_, h)) => h.sorted(),
             None => Vec::new(),
         };
+        let limit = chunk_limit(c, self.level.size());
         for r in spills.iter_mut() {
             while let Some((_, body)) = r.next_before(c + 1)? {
-                let limit = chunk_limit(c, self.level.size());
-                want.extend(decode_seeds(&body, limit).into_iter().map(|(k, _)| k));
+                for_each_seed(&body, limit, |k, _| {
+                    want.push(k);
+                    true
+                });
             }
         }
         want.sort_unstable();
