@@ -267,7 +267,7 @@ pub(crate) fn prove_estimate(n: u32, m: &Machine) -> (f64, bool) {
         let io = crate::depth::work_io(n, passes);
         (p as f64 / per_sec + io as f64 / m.bandwidth, false)
     } else {
-        let passes = p.div_ceil(crate::depth::class_bucket(n, m.memory));
+        let passes = p.div_ceil(crate::depth::class_bucket(n, m.memory, m.threads));
         let io = crate::depth::class_prove_io(n, passes);
         let buckets = 1.0 + (passes - 1) as f64 * CLASS_PASS_COST;
         (

@@ -108,8 +108,8 @@ mod waves;
 mod work_files;
 
 pub use budget::{
-    class_prove_io, disk_needed, exit_bucket, memory_needed, memory_used, values_fit, work_io,
-    WAVE_BYTES_PER_POSITION,
+    class_prove_io, disk_needed, exit_bucket, least_memory, memory_needed, memory_used,
+    one_bit_found, values_fit, work_io, WAVE_BYTES_PER_POSITION,
 };
 pub use classes::{class_bucket, class_memory, ClassPass};
 pub use database::{

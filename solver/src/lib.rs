@@ -35,6 +35,7 @@ pub mod distributed;
 pub mod exits;
 mod grain;
 pub mod level;
+mod position_set;
 pub mod progress;
 pub mod report;
 mod seed_records;

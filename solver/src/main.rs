@@ -309,7 +309,7 @@ fn build_distributed_cli(_: &BuildOptions, _: u32, _: report::Summary) -> anyhow
 }
 
 /// Refuses a `--memory` below the least that the depth pass of the largest level asked needs
-/// (its state and fixed part, and 1/16 of the level's wave-0 bitmaps), naming that least.
+/// (the one-bit class search: a bit a position and its fixed part), naming that least.
 fn check_depth_memory(db: &std::path::Path, stones: &[u32], budget: u64) -> anyhow::Result<()> {
     let largest = match stones.iter().max() {
         Some(&n) => Some(n),
@@ -318,7 +318,7 @@ fn check_depth_memory(db: &std::path::Path, stones: &[u32], budget: u64) -> anyh
             .and_then(|l| l.present().max()),
     };
     let Some(n) = largest else { return Ok(()) };
-    let least = awari_solver::depth::memory_used(n, Some(0));
+    let least = awari_solver::depth::least_memory(n, rayon::current_num_threads());
     if budget < least {
         anyhow::bail!(
             "--memory {} is below the {} that the depth pass of level {n} needs at least \

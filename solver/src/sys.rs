@@ -134,6 +134,21 @@ pub fn read_bytes() -> Option<u64> {
         .ok()
 }
 
+/// Bytes this process has read and written through system calls so far (`rchar` and
+/// `wchar` of `/proc/self/io`: its files' reads and writes whether the page cache served them
+/// or not; not what it reads through a memory map), if known.
+pub fn io_chars() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some((field("rchar:")?, field("wchar:")?))
+}
+
 /// Major page faults of this process so far (those that waited for storage), if known.
 pub fn major_faults() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/stat").ok()?;

@@ -17,6 +17,39 @@ pub fn memory_needed(n: u32) -> u64 {
     size.div_ceil(PER_WORD) * 8 + size.div_ceil(BLOCK * 64) * 8 + FIXED
 }
 
+/// Fixed memory of the one-bit class search besides its bits and the positions its waves
+/// find: the wave files' records read, the writers, the main heap...
+const ONE_BIT_FIXED: u64 = 8 << 20;
+/// ... and per thread: the records it decodes and what its allocator arena keeps (measured
+/// with `/proc/PID/smaps` at level 24 on 2 threads: up to 13.4 MiB besides the bits and the
+/// found positions in all, or besides the table's window that takes their place).
+const ONE_BIT_PER_THREAD: u64 = 3 << 20;
+/// The least memory for the positions a wave of the one-bit class search finds.
+const ONE_BIT_MIN_FOUND: u64 = 1 << 20;
+
+/// RAM the one-bit class search of level `n` on `threads` threads needs at least: a bit a position, its fixed
+/// part, and a little for the positions a wave finds (which are spilled beyond); phase 1 of
+/// its class pass fits in it too, in more buckets ([`super::class_bucket`]). The least
+/// `--memory` a depth pass accepts.
+pub fn least_memory(n: u32, threads: usize) -> u64 {
+    level_size(n).div_ceil(64) * 8 + one_bit_fixed(threads) + ONE_BIT_MIN_FOUND
+}
+
+/// The one-bit class search's fixed memory on `threads` threads.
+fn one_bit_fixed(threads: usize) -> u64 {
+    ONE_BIT_FIXED + ONE_BIT_PER_THREAD * threads as u64
+}
+
+/// The memory of the positions a wave of the one-bit class search of level `n` on `threads`
+/// threads finds, within `budget` bytes (`None`: no limit, then as much as the bits): what
+/// the bits and the fixed part leave.
+pub fn one_bit_found(n: u32, budget: Option<u64>, threads: usize) -> u64 {
+    let bits = level_size(n).div_ceil(64) * 8;
+    budget
+        .map_or(bits, |b| b.saturating_sub(bits + one_bit_fixed(threads)))
+        .max(ONE_BIT_MIN_FOUND)
+}
+
 /// RAM the depth pass of level `n` uses within `budget` bytes (`None`: no limit): the larger
 /// of wave 0 (its exit bucket) and the waves (the state).
 pub fn memory_used(n: u32, budget: Option<u64>) -> u64 {

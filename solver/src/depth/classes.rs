@@ -67,6 +67,7 @@
 
 mod checkpoint;
 mod lists;
+mod one_bit;
 mod search;
 mod table;
 
@@ -140,6 +141,10 @@ pub struct ClassPass<'a> {
     unproven: u64,
     examples: Vec<Unproven>,
     state: Option<WaveState>,
+    /// With one bit a position ([`ClassPass::one_bit`]): the bits, and the memory of the
+    /// positions a wave finds.
+    open_bits: Option<one_bit::OpenBits>,
+    one_bit: Option<u64>,
     started: Instant,
     resumed: Option<Option<u32>>,
     wave_bytes: AtomicU64,
@@ -183,6 +188,8 @@ impl<'a> ClassPass<'a> {
             unproven: 0,
             examples: Vec::new(),
             state: None,
+            open_bits: None,
+            one_bit: None,
             started: Instant::now(),
             resumed: None,
             wave_bytes: AtomicU64::new(0),
@@ -241,6 +248,19 @@ impl<'a> ClassPass<'a> {
         self
     }
 
+    /// Search the classes in one bit a position instead of two (see `classes/one_bit.rs`),
+    /// the positions each wave finds held in `capacity` bytes of RAM, spilled to work files
+    /// beyond.
+    pub fn one_bit(mut self, capacity: u64) -> Self {
+        self.one_bit = Some(capacity);
+        self
+    }
+
+    /// Whether it searches in one bit a position.
+    pub fn is_one_bit(&self) -> bool {
+        self.one_bit.is_some()
+    }
+
     /// Run the pass to its end, as [`super::DepthPass::run`]: the same report, and with `write` the
     /// same table (only when every won or lost position has a depth: else
     /// [`DepthError::Unproven`]; with the value check, when no entry is wrong: else
@@ -280,13 +300,23 @@ impl<'a> ClassPass<'a> {
             self.write_checkpoint()?;
         }
         let timings = std::env::var_os("AWARI_TIMINGS").is_some();
+        let kind = if self.is_one_bit() {
+            "classes, one bit"
+        } else {
+            "classes"
+        };
         if timings {
             eprintln!(
-                "level {n} depth (classes): lists done at {:.2} s",
+                "level {n} depth ({kind}): lists done at {:.2} s",
                 self.started.elapsed().as_secs_f64()
             );
         }
-        self.state = Some(WaveState::new(size).map_err(DepthError::Alloc)?);
+        match self.one_bit {
+            Some(_) => {
+                self.open_bits = Some(one_bit::OpenBits::new(size).map_err(DepthError::Alloc)?)
+            }
+            None => self.state = Some(WaveState::new(size).map_err(DepthError::Alloc)?),
+        }
         progress.phase("classes", size - self.carried.draws);
         for v in 1..=(LISTS / 2) as u8 {
             if self.lists[lists::list_index(v, true)] == 0
@@ -301,7 +331,10 @@ impl<'a> ClassPass<'a> {
                 _ => None,
             };
             progress.message(&format!("class {v}"));
-            self.search_class(v, from, keep, progress)?;
+            match self.one_bit {
+                Some(capacity) => self.search_class_one_bit(v, from, keep, capacity, progress)?,
+                None => self.search_class(v, from, keep, progress)?,
+            }
             self.stage = ClassStage::Classes { done: v };
             self.write_checkpoint()?;
             // Its lists are needed no more, nor its waves when no table is written.
@@ -313,12 +346,13 @@ impl<'a> ClassPass<'a> {
             }
             if timings {
                 eprintln!(
-                    "level {n} depth (classes): class {v} done at {:.2} s",
+                    "level {n} depth ({kind}): class {v} done at {:.2} s",
                     self.started.elapsed().as_secs_f64()
                 );
             }
         }
         self.state = None;
+        self.open_bits = None;
         let max_depth = (self.histogram.len() - 1) as u16;
         let deeper: u64 = self.histogram[1..].iter().sum();
         let unproven = self.unproven;

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use awari_db::{depth_path, level_size, DbError, Levels, Table, TableError};
 
-use super::{class_bucket, exit_bucket, ClassPass, DepthError, DepthPass, DepthReport};
+use super::{
+    class_bucket, exit_bucket, one_bit_found, ClassPass, DepthError, DepthPass, DepthReport,
+};
 use crate::progress::Progress;
 use crate::sys;
 
@@ -19,17 +21,25 @@ pub enum DepthAlgorithm {
     Waves,
     /// [`ClassPass`]: one value class at a time, the level's values read in order.
     Classes,
+    /// [`ClassPass`] in one bit a position ([`ClassPass::one_bit`]): for a memory below the
+    /// two bits a position of the others ([`super::memory_needed`]).
+    ClassesOneBit,
 }
 
-/// The depth pass for level `n` within `memory` bytes: `AWARI_DEPTH=classes` or `waves` if
-/// set; else [`DepthAlgorithm::Classes`] where the level's plain values (a byte a position)
+/// The depth pass for level `n` within `memory` bytes: `AWARI_DEPTH=classes`, `one-bit` or
+/// `waves` if set; else [`DepthAlgorithm::ClassesOneBit`] where `memory` is below the two
+/// bits a position of the others, [`DepthAlgorithm::Classes`] where the level's plain values (a byte a position)
 /// and the pass's memory exceed the memory available (`MemAvailable`, the page cache that
 /// can be reclaimed included), so that the old pass's random reads would miss the cache.
 pub fn depth_algorithm(n: u32, memory: Option<u64>) -> DepthAlgorithm {
     match std::env::var("AWARI_DEPTH").as_deref() {
         Ok("classes") => return DepthAlgorithm::Classes,
+        Ok("one-bit") => return DepthAlgorithm::ClassesOneBit,
         Ok("waves") => return DepthAlgorithm::Waves,
         _ => {}
+    }
+    if memory.is_some_and(|m| m < super::memory_needed(n)) {
+        return DepthAlgorithm::ClassesOneBit;
     }
     match sys::memory_available() {
         Some(available) if !super::values_fit(n, memory, available) => DepthAlgorithm::Classes,
@@ -56,13 +66,21 @@ impl<'a> Pass<'a> {
         out: &Path,
         memory: Option<u64>,
     ) -> Result<Pass<'a>, DepthError> {
+        let threads = rayon::current_num_threads();
         Ok(match depth_algorithm(n, memory) {
             DepthAlgorithm::Waves => {
                 Pass::Waves(DepthPass::open(levels, n, out, exit_bucket(n, memory))?)
             }
-            DepthAlgorithm::Classes => {
-                Pass::Classes(ClassPass::open(levels, n, out, class_bucket(n, memory))?)
-            }
+            DepthAlgorithm::Classes => Pass::Classes(ClassPass::open(
+                levels,
+                n,
+                out,
+                class_bucket(n, memory, threads),
+            )?),
+            DepthAlgorithm::ClassesOneBit => Pass::Classes(
+                ClassPass::open(levels, n, out, class_bucket(n, memory, threads))?
+                    .one_bit(one_bit_found(n, memory, threads)),
+            ),
         })
     }
 
@@ -70,6 +88,7 @@ impl<'a> Pass<'a> {
     pub fn algorithm(&self) -> DepthAlgorithm {
         match self {
             Pass::Waves(_) => DepthAlgorithm::Waves,
+            Pass::Classes(p) if p.is_one_bit() => DepthAlgorithm::ClassesOneBit,
             Pass::Classes(_) => DepthAlgorithm::Classes,
         }
     }
@@ -217,6 +236,11 @@ pub struct LevelDepth {
     pub table_bytes: u64,
     /// Whether its values were checked too (so the level is proven).
     pub checked: bool,
+    /// Bytes its pass read and wrote, if measured: its work files and table through system
+    /// calls, and what it read through memory maps counted as a byte a position (the lower
+    /// levels once per exit pass, the level's values once, and with the check once more per
+    /// pass).
+    pub traffic: Option<(u64, u64)>,
 }
 
 /// `awari-solver depth`: add a depth table to every level of `stones` (all present if empty)
@@ -285,6 +309,7 @@ pub fn add_depth_tables(
                 table,
                 table_bytes,
                 checked: false,
+                traffic: None,
             };
             on_level(&r);
             done.push(r);
@@ -292,6 +317,7 @@ pub fn add_depth_tables(
         }
         let start = Instant::now();
         let peak = sys::AnonPeak::start();
+        let chars = sys::io_chars();
         progress.level(n, level_size(n));
         let pass = Pass::open(&levels, n, &dir, memory)?;
         let pass = if check { pass.check_values(10) } else { pass };
@@ -301,8 +327,15 @@ pub fn add_depth_tables(
             Err(DepthError::Checksum(bad)) => return Err(bad.checksum.into()),
             r => r?,
         };
+        let traffic = chars.zip(sys::io_chars()).map(|((r0, w0), (r1, w1))| {
+            let passes = u64::from(report.exits.passes);
+            let mapped = report.exits.lower_bytes * passes
+                + level_size(n) * (1 + if check { passes } else { 0 });
+            (r1.saturating_sub(r0) + mapped, w1.saturating_sub(w0))
+        });
         let (table, table_bytes) = store_depth(&mut levels, n, form, progress)?;
         let r = LevelDepth {
+            traffic,
             level: n,
             seconds: start.elapsed().as_secs_f64(),
             peak_anon: peak.finish(),

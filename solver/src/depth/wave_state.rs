@@ -17,15 +17,13 @@
 //! low bit) while writing its position to the next wave file, in index order, guided by the
 //! block map (one bit per [`BLOCK`] positions holding a new one).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use awari_db::table::{rename_into_place, tmp_path};
 use awari_db::TableError;
 use rayon::prelude::*;
 
+use super::work_files::WaveWriter;
 use super::{window, BLOCK, CHUNK, PER_WORD};
 use crate::seed_records::encode_seeds;
 use crate::state::{for_bits64, StateArray};
@@ -115,32 +113,18 @@ impl WaveState {
     }
 
     /// Make the new positions done and write them to the wave file `path`, in index order
-    /// (to its `.tmp`, synced where `durable`, renamed), each with the flag `flag(q)`; returns
-    /// how many there were and the bytes written. With no new position and not `durable`, no
-    /// file is written (one at `path` is removed): on a small level most waves of most value
-    /// classes are empty, and creating and renaming their files was most of a class pass's
-    /// time. A durable wave is always written, so that a resume can tell it from a lost file.
+    /// (see [`WaveWriter`]: to its `.tmp`, synced where `durable`, renamed; none when empty
+    /// and not `durable`), each with the flag `flag(q)`; returns how many there were and the
+    /// bytes written.
     pub(super) fn write_new(
         &self,
         path: &Path,
         durable: bool,
         flag: impl Fn(u64) -> bool + Sync,
     ) -> Result<(u64, u64), TableError> {
-        let tmp = tmp_path(path);
-        let io = |source| TableError::Io {
-            path: tmp.clone(),
-            source,
-        };
-        let create = || -> Result<BufWriter<File>, TableError> {
-            Ok(BufWriter::with_capacity(
-                1 << 20,
-                File::create(&tmp).map_err(io)?,
-            ))
-        };
-        let mut file = if durable { Some(create()?) } else { None };
+        let mut file = WaveWriter::new(path, durable, 1 << 20)?;
         let chunks = self.size.div_ceil(CHUNK);
         let mut count = 0u64;
-        let mut bytes = 0u64;
         let window = window();
         for first in (0..chunks).step_by(window as usize) {
             let records: Vec<(u64, Vec<u8>)> = (first..(first + window).min(chunks))
@@ -159,36 +143,11 @@ impl WaveState {
             for (found, r) in records {
                 count += found;
                 if !r.is_empty() {
-                    let f = match &mut file {
-                        Some(f) => f,
-                        slot => slot.insert(create()?),
-                    };
-                    f.write_all(&r).map_err(io)?;
-                    bytes += r.len() as u64;
+                    file.write(&r)?;
                 }
             }
         }
-        let Some(mut file) = file else {
-            // Not durable and empty: no file.
-            match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(TableError::Io {
-                        path: path.to_path_buf(),
-                        source: e,
-                    })
-                }
-                _ => return Ok((0, 0)),
-            }
-        };
-        file.flush().map_err(io)?;
-        if durable {
-            file.get_ref().sync_data().map_err(io)?;
-            drop(file);
-            rename_into_place(&tmp, path)?;
-        } else {
-            drop(file);
-            std::fs::rename(&tmp, path).map_err(io)?;
-        }
+        let bytes = file.finish()?;
         Ok((count, bytes))
     }
 

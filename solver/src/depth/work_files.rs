@@ -2,8 +2,11 @@
 //! the reading back of a wave file (`level-NN.dwave-KKKK`, the positions at depth K as seed
 //! records, see `crate::seed_records`), each record checked.
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use awari_db::table::{rename_into_place, tmp_path};
 use awari_db::TableError;
 
 use crate::seed_records::RecordReader;
@@ -46,4 +49,84 @@ pub fn remove_work_files(dir: &Path, n: u32) {
 /// each checked (`crate::seed_records`).
 pub(super) fn wave_reader(path: &Path, size: u64) -> Result<RecordReader<'static>, TableError> {
     RecordReader::open(path, 0, 1 << 16, size, false, None)
+}
+
+/// A wave file being written, a record at a time, in chunk order: to its `.tmp`, created at
+/// the first record (or at once where `durable`), synced where `durable`, then renamed.
+pub(super) struct WaveWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    durable: bool,
+    buffer: usize,
+    file: Option<BufWriter<File>>,
+    /// Bytes written.
+    pub(super) bytes: u64,
+}
+
+impl WaveWriter {
+    /// A writer of wave file `path` with a write buffer of `buffer` bytes.
+    pub(super) fn new(path: &Path, durable: bool, buffer: usize) -> Result<Self, TableError> {
+        let mut w = WaveWriter {
+            path: path.to_path_buf(),
+            tmp: tmp_path(path),
+            durable,
+            buffer,
+            file: None,
+            bytes: 0,
+        };
+        if durable {
+            w.create()?;
+        }
+        Ok(w)
+    }
+
+    fn io(&self) -> impl Fn(std::io::Error) -> TableError + '_ {
+        |source| TableError::Io {
+            path: self.tmp.clone(),
+            source,
+        }
+    }
+
+    fn create(&mut self) -> Result<&mut BufWriter<File>, TableError> {
+        if self.file.is_none() {
+            let f = File::create(&self.tmp).map_err(self.io())?;
+            self.file = Some(BufWriter::with_capacity(self.buffer, f));
+        }
+        Ok(self.file.as_mut().expect("created"))
+    }
+
+    /// Append one record.
+    pub(super) fn write(&mut self, record: &[u8]) -> Result<(), TableError> {
+        let tmp = self.tmp.clone();
+        let io = move |source| TableError::Io { path: tmp, source };
+        self.create()?.write_all(record).map_err(io)?;
+        self.bytes += record.len() as u64;
+        Ok(())
+    }
+
+    /// Put the file in place. With no record and not durable, no file is written (one at the
+    /// path is removed): on a small level most waves of most value classes are empty, and
+    /// creating and renaming their files was most of a class pass's time. A durable wave is
+    /// always written, so that a resume can tell it from a lost file.
+    pub(super) fn finish(mut self) -> Result<u64, TableError> {
+        let Some(mut file) = self.file.take() else {
+            return match std::fs::remove_file(&self.path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TableError::Io {
+                    path: self.path.clone(),
+                    source: e,
+                }),
+                _ => Ok(0),
+            };
+        };
+        file.flush().map_err(self.io())?;
+        if self.durable {
+            file.get_ref().sync_data().map_err(self.io())?;
+            drop(file);
+            rename_into_place(&self.tmp, &self.path)?;
+        } else {
+            drop(file);
+            std::fs::rename(&self.tmp, &self.path).map_err(self.io())?;
+        }
+        Ok(self.bytes)
+    }
 }

@@ -669,8 +669,15 @@ pub fn print_depth(r: &crate::depth::LevelDepth) {
         sys::human(d.wave_bytes),
         d.wave_bytes as f64 / size.max(1) as f64
     );
+    let traffic = r.traffic.map_or(String::new(), |(read, written)| {
+        format!(
+            ", read {:.2} and written {:.2} B/pos",
+            read as f64 / size.max(1) as f64,
+            written as f64 / size.max(1) as f64
+        )
+    });
     println!(
-        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{waves}{resumed}{checked}; {file}",
+        "level {n:>2}: max depth {:>3}; depth 0: {} draws, {} convert at once; {size} positions in {:.2} s ({} positions/s, {} exit pass{}){anon}{waves}{traffic}{resumed}{checked}; {file}",
         d.max_depth,
         d.draws,
         converted,

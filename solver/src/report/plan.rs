@@ -387,7 +387,7 @@ mod tests {
             ..machine(memory, 4096 * g)
         };
         let compute = |memory: u64| {
-            let buckets = level_size(48).div_ceil(crate::depth::class_bucket(48, Some(memory)));
+            let buckets = level_size(48).div_ceil(crate::depth::class_bucket(48, Some(memory), 16));
             (buckets, prove_estimate(48, &free_io(memory)).0)
         };
         let (few, more) = (compute(64 * g), compute(16 * g));

@@ -551,7 +551,9 @@ fn compressed_depth_tables_hold_the_same_depths() {
 #[test]
 fn a_memory_below_the_depth_pass_least_is_refused() {
     let dir = values_dir("memory-floor", Rules::Awari, 8);
-    let least = awari_solver::depth::memory_used(8, Some(0));
+    // (`depth` runs a thread per core by default.)
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let least = awari_solver::depth::least_memory(8, cores);
     let below = format!("{}", least - 1);
     for args in [
         vec!["depth", "--memory", &below, "--db", s(&dir)],

@@ -9,6 +9,7 @@ mod compare;
 mod damage;
 mod depth;
 mod depth_classes;
+mod depth_one_bit;
 mod determinism;
 mod distributed;
 mod fuzz_regressions;

@@ -39,30 +39,40 @@ use crate::settle::NO_EXIT;
 use crate::state::StateArray;
 use crate::streamed::{self, raise_exits, TERMINAL_MARK};
 
-/// Fixed memory of phase 1 besides its bucket (the records of a group of chunks, about 1.5
-/// bytes a position of 2 chunks per thread; the list writers' buffers; the pool), as the
-/// depth pass's.
-const FIXED: u64 = 32 << 20;
+/// Fixed memory of phase 1 besides its bucket: the list writers' buffers, the pool, the main
+/// heap (measured with `/proc/PID/smaps` at level 24: about 3 MiB besides its bucket on 2
+/// threads; the model leaves room for a hundred lists at once)...
+const FIXED: u64 = 8 << 20;
+/// ... and per thread: the records of its group of chunks (about 1.5 bytes a position of 2
+/// chunks) and what its allocator arena keeps.
+const PER_THREAD: u64 = 4 << 20;
+
+/// Phase 1's fixed memory besides its bucket, on `threads` threads.
+fn fixed(threads: usize) -> u64 {
+    FIXED + PER_THREAD * threads as u64
+}
 /// The most buckets (passes over the lower levels) phase 1 makes.
 const MAX_PASSES: u64 = 16;
 /// Buffer of each list file being appended to.
 const LIST_BUFFER: usize = 64 << 10;
 
-/// Positions per bucket of a class pass's phase 1 within `budget` bytes (`None`: the whole
-/// level): one exit byte per position, in whole chunks, what the fixed part leaves of the
-/// budget, at least 1/16 of the level (as the two-bit builder sizes its exit buckets).
-pub fn class_bucket(n: u32, budget: Option<u64>) -> u64 {
+/// Positions per bucket of a class pass's phase 1 on `threads` threads within `budget` bytes
+/// (`None`: the whole level): one exit byte per position, in whole chunks, what the fixed
+/// part leaves of the budget, at least 1/16 of the level (as the two-bit builder sizes its
+/// exit buckets).
+pub fn class_bucket(n: u32, budget: Option<u64>, threads: usize) -> u64 {
     let size = level_size(n);
     let whole = size.div_ceil(CHUNK).max(1) * CHUNK;
     let min = size.div_ceil(MAX_PASSES).div_ceil(CHUNK).max(1) * CHUNK;
-    let left = budget.map_or(whole, |b| b.saturating_sub(FIXED));
+    let left = budget.map_or(whole, |b| b.saturating_sub(fixed(threads)));
     (left / CHUNK * CHUNK).clamp(min, whole)
 }
 
-/// RAM a class pass of level `n` uses with buckets of `bucket` positions: the larger of
-/// phase 1 (the bucket's exit bytes) and the classes (the state, as [`super::super::memory_needed`]).
-pub fn class_memory(n: u32, bucket: u64) -> u64 {
-    super::super::memory_needed(n).max(bucket.min(level_size(n)) + FIXED)
+/// RAM a class pass of level `n` on `threads` threads uses with buckets of `bucket`
+/// positions: the larger of phase 1 (the bucket's exit bytes) and the classes (the state, as
+/// [`super::super::memory_needed`]).
+pub fn class_memory(n: u32, bucket: u64, threads: usize) -> u64 {
+    super::super::memory_needed(n).max(bucket.min(level_size(n)) + fixed(threads))
 }
 
 /// The index of the list of class `v` (1..=128), won or lost.

@@ -183,10 +183,30 @@ impl ClassPass<'_> {
     }
 
     /// The loss test of each (loser, board, the move not to look at): it becomes new if none
-    /// of its quiet children is open won. The children are ranked and prefetched a group at
-    /// a time, then tested, so that their misses overlap.
+    /// of its quiet children is open won.
     fn test_losers(&self, losers: &[(u64, Board, Option<u8>)]) {
         let st = self.st();
+        self.loss_test(
+            losers,
+            |c| st.prefetch(c),
+            |c| st.code(c) == OPEN_WON,
+            |q| {
+                st.make_new(q);
+            },
+        );
+    }
+
+    /// The loss test of each (loser, board, the move not to look at) against the states
+    /// `open_won` tells: `lost(q)` for each none of whose quiet children is open won. The
+    /// children are ranked and prefetched a group at a time, then tested, so that their
+    /// misses overlap.
+    pub(super) fn loss_test(
+        &self,
+        losers: &[(u64, Board, Option<u8>)],
+        prefetch: impl Fn(u64),
+        open_won: impl Fn(u64) -> bool,
+        mut lost: impl FnMut(u64),
+    ) {
         let mut children: Vec<u64> = Vec::with_capacity(GROUP * 6);
         let mut first = Vec::with_capacity(GROUP + 1);
         for group in losers.chunks(GROUP) {
@@ -195,18 +215,18 @@ impl ClassPass<'_> {
             for &(_, board, skip) in group {
                 first.push(children.len());
                 board.all_quiet_children(self.rules, &self.level, skip, |c| {
-                    st.prefetch(c);
+                    prefetch(c);
                     children.push(c);
                     true
                 });
             }
             first.push(children.len());
             for (i, &(q, _, _)) in group.iter().enumerate() {
-                if children[first[i]..first[i + 1]]
+                if !children[first[i]..first[i + 1]]
                     .iter()
-                    .all(|&c| st.code(c) != OPEN_WON)
+                    .any(|&c| open_won(c))
                 {
-                    st.make_new(q);
+                    lost(q);
                 }
             }
         }
@@ -214,7 +234,7 @@ impl ClassPass<'_> {
 
     /// [`propagate_file`] of a wave file: one that is not there is an empty wave where waves
     /// are not durable (see `WaveState::write_new`), and an error where they are.
-    fn propagate_wave(
+    pub(super) fn propagate_wave(
         &self,
         path: &Path,
         f: impl Fn(&[(u64, Board)]) + Sync,

@@ -25,7 +25,8 @@ struct Source {
 
 impl ClassPass<'_> {
     /// Merge the wave files of every class into the depth table (the state is freed by now:
-    /// a window holds up to a quarter of a byte per position of the level).
+    /// a window holds up to what it held, a quarter of a byte per position of the level with
+    /// two bits, an eighth and the memory of what the waves found with one).
     pub(super) fn write_table(
         &self,
         max_depth: u16,
@@ -63,7 +64,11 @@ impl ClassPass<'_> {
             }
         }
         let chunks = size.div_ceil(CHUNK);
-        let per_window = (size / 4 / w as u64 / CHUNK).max(window());
+        let state = match self.one_bit {
+            Some(found) => (size / 8).saturating_add(found).min(size / 4),
+            None => size / 4,
+        };
+        let per_window = (state / w as u64 / CHUNK).max(window());
         for first in (0..chunks).step_by(per_window as usize) {
             let last = (first + per_window).min(chunks);
             let lo = first * CHUNK;

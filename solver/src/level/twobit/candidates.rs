@@ -8,10 +8,9 @@
 //! the step's seeds are propagated: a round reads the lists below −i whatever it looks up, so
 //! the fewer the better.
 //!
-//! They are held per chunk of the level, compactly: a sorted run, delta-coded (LEB128 gaps:
-//! about a byte a candidate at the densities met, 2 to 5 % of a level at its largest), and
-//! the offsets added since, merged into the run when they reach a quarter of it. When they
-//! reach their memory they are **spilled**: written to a file of the work directory
+//! They are held in a [`PositionSet`] (about a byte a candidate at the densities met, 2 to 5 %
+//! of a level at its largest). When they reach their memory they are **spilled**: written to
+//! a file of the work directory
 //! (`cand-000`, …: seed records in chunk order, see `work_files`), which the next round reads
 //! beside those in RAM and then removes. Spills live within a step, and a checkpoint falls
 //! between steps, so a resume never reads one (it removes any left).
@@ -26,11 +25,10 @@ use rayon::prelude::*;
 use super::log::SettledLog;
 use super::work_files::{spill_name, ExitList, RecordWriter};
 use super::{TwoBit, CHUNK};
+use crate::position_set::{spill_records, Held, Merged, PositionSet};
 use crate::progress::Progress;
-use crate::seed_records::{chunk_limit, encode_seeds, for_each_seed, RecordReader};
+use crate::seed_records::{chunk_limit, for_each_seed, RecordReader};
 
-/// Offsets added to a chunk before they are merged into its run, at least.
-const MIN_PENDING: usize = 64;
 /// Chunks looked up together in a round per thread (their records gathered, about 150 KB a
 /// chunk in all the lists below 0, then decoded in parallel).
 const GROUP_PER_THREAD: usize = 4;
@@ -43,71 +41,9 @@ pub(super) fn capacity_override() -> Option<u64> {
     std::env::var("AWARI_CANDIDATE_BYTES").ok()?.parse().ok()
 }
 
-/// One chunk's candidates.
-#[derive(Default)]
-struct Held {
-    /// A sorted run without repeats, as LEB128 gaps (the first from −1).
-    run: Vec<u8>,
-    count: usize,
-    /// Offsets added since, in any order.
-    pending: Vec<u32>,
-}
-
-impl Held {
-    /// Bytes of RAM it holds.
-    fn bytes(&self) -> u64 {
-        (self.run.capacity() + 4 * self.pending.capacity()) as u64
-    }
-
-    /// Every offset, sorted, without repeats.
-    fn sorted(&self) -> Vec<u32> {
-        let mut all = Vec::with_capacity(self.count + self.pending.len());
-        let (mut x, mut shift, mut prev) = (0u32, 0u32, -1i64);
-        for &b in &self.run {
-            x |= u32::from(b & 0x7f) << shift;
-            shift += 7;
-            if b < 0x80 {
-                prev += i64::from(x);
-                all.push(prev as u32);
-                (x, shift) = (0, 0);
-            }
-        }
-        all.extend_from_slice(&self.pending);
-        if !self.pending.is_empty() {
-            all.sort_unstable();
-            all.dedup();
-        }
-        all
-    }
-
-    /// Merge the pending offsets into the run.
-    fn merge(&mut self) {
-        let all = self.sorted();
-        let mut run = Vec::with_capacity(all.len() + all.len() / 4);
-        let mut prev = -1i64;
-        for &k in &all {
-            let mut gap = (i64::from(k) - prev) as u32;
-            prev = i64::from(k);
-            while gap >= 0x80 {
-                run.push(gap as u8 | 0x80);
-                gap >>= 7;
-            }
-            run.push(gap as u8);
-        }
-        run.shrink_to_fit();
-        self.run = run;
-        self.count = all.len();
-        self.pending = Vec::new();
-    }
-}
-
 /// The candidates gathered since the last round.
 pub(super) struct Candidates {
-    chunks: Vec<Mutex<Held>>,
-    /// Bytes held in all.
-    bytes: AtomicU64,
-    /// Bytes held before they are spilled (see [`Candidates::full`]).
-    capacity: u64,
+    set: PositionSet,
     /// The spill files not read yet, in the order written.
     spilled: Mutex<Vec<PathBuf>>,
     /// Spill files written, over the level (their names' numbers).
@@ -125,11 +61,7 @@ impl Candidates {
     /// bytes.
     pub(super) fn new(size: u64, capacity: u64) -> Candidates {
         Candidates {
-            chunks: (0..size.div_ceil(CHUNK))
-                .map(|_| Mutex::new(Held::default()))
-                .collect(),
-            bytes: AtomicU64::new(0),
-            capacity,
+            set: PositionSet::new(size, capacity),
             spilled: Mutex::new(Vec::new()),
             spills: AtomicU64::new(0),
             rounds: AtomicU64::new(0),
@@ -141,39 +73,12 @@ impl Candidates {
 
     /// Add the positions `found` (reordered).
     pub(super) fn add(&self, found: &mut [u64]) {
-        found.sort_unstable();
-        for group in found.chunk_by(|a, b| a / CHUNK == b / CHUNK) {
-            let mut held = self.chunks[(group[0] / CHUNK) as usize]
-                .lock()
-                .expect("candidates lock");
-            let before = held.bytes();
-            held.pending
-                .extend(group.iter().map(|&q| (q % CHUNK) as u32));
-            if held.pending.len() >= MIN_PENDING.max(held.count / 4) {
-                held.merge();
-            }
-            let after = held.bytes();
-            self.bytes.fetch_add(after, Relaxed);
-            self.bytes.fetch_sub(before, Relaxed);
-        }
+        self.set.add(found);
     }
 
     /// Whether they are to be spilled.
     pub(super) fn full(&self) -> bool {
-        self.bytes.load(Relaxed) >= self.capacity
-    }
-
-    /// The candidates gathered, per chunk in increasing order; none are left.
-    fn take(&self) -> Vec<(u32, Held)> {
-        let mut out = Vec::new();
-        for (c, held) in self.chunks.iter().enumerate() {
-            let mut held = held.lock().expect("candidates lock");
-            if held.count > 0 || !held.pending.is_empty() {
-                self.bytes.fetch_sub(held.bytes(), Relaxed);
-                out.push((c as u32, std::mem::take(&mut *held)));
-            }
-        }
-        out
+        self.set.full()
     }
 }
 
@@ -210,16 +115,15 @@ impl TwoBit<'_> {
 
     /// Write the candidates held in RAM to a new spill file, which the next round reads.
     pub(super) fn spill_candidates(&self) -> Result<(), TableError> {
-        let held = self.candidates.take();
+        let held = self.candidates.set.take();
         if held.is_empty() {
             return Ok(());
         }
         let k = self.candidates.spills.fetch_add(1, Relaxed);
         let path = self.work.join(spill_name(k));
         let mut out = RecordWriter::open(&path, false, &self.io)?;
-        for (c, h) in held {
-            let seeds: Vec<(u32, bool)> = h.sorted().into_iter().map(|k| (k, false)).collect();
-            out.write(&encode_seeds(c, &seeds))?;
+        for record in spill_records(held) {
+            out.write(&record)?;
         }
         // Not synced: a spill is never read after a kill (see the module documentation).
         out.finish_unsynced()?;
@@ -241,7 +145,7 @@ impl TwoBit<'_> {
     ) -> Result<u64, TableError> {
         let mut total = 0;
         loop {
-            let held = self.candidates.take();
+            let held = self.candidates.set.take();
             let spilled = std::mem::take(&mut *self.candidates.spilled.lock().expect("spill lock"));
             if held.is_empty() && spilled.is_empty() {
                 return Ok(total);
@@ -252,41 +156,6 @@ impl TwoBit<'_> {
             }
             self.candidates.rounds.fetch_add(1, Relaxed);
         }
-    }
-
-    /// The candidates of the next chunk of a round, from those in RAM (`held`, in chunk
-    /// order) and the spill files (`spills`, each in chunk order): the chunk and its offsets,
-    /// sorted, without repeats (`None`: none left).
-    fn next_candidates(
-        &self,
-        held: &mut std::iter::Peekable<std::vec::IntoIter<(u32, Held)>>,
-        spills: &mut [RecordReader],
-    ) -> Result<Option<(u32, Vec<u32>)>, TableError> {
-        let mut next = held.peek().map(|(c, _)| *c);
-        for r in spills.iter_mut() {
-            if let Some(c) = r.peek_chunk()? {
-                next = Some(next.map_or(c, |n| n.min(c)));
-            }
-        }
-        let Some(c) = next else {
-            return Ok(None);
-        };
-        let mut want = match held.next_if(|(k, _)| *k == c) {
-            Some((_, h)) => h.sorted(),
-            None => Vec::new(),
-        };
-        let limit = chunk_limit(c, self.level.size());
-        for r in spills.iter_mut() {
-            while let Some((_, body)) = r.next_before(c + 1)? {
-                for_each_seed(&body, limit, |k, _| {
-                    want.push(k);
-                    true
-                });
-            }
-        }
-        want.sort_unstable();
-        want.dedup();
-        Ok(Some((c, want)))
     }
 
     /// A round: the candidates `held` in RAM and those of the files `spills` looked up in the
@@ -314,17 +183,17 @@ impl TwoBit<'_> {
                 ));
             }
         }
-        let mut spills = spills
+        let spills = spills
             .iter()
             .map(|path| self.records_buffered(path, READ_BUFFER))
             .collect::<Result<Vec<_>, _>>()?;
         let mut settled = 0;
-        let mut held = held.into_iter().peekable();
+        let mut wanted = Merged::new(held, spills, self.level.size());
         loop {
             let t = std::time::Instant::now();
             let mut group: Vec<(u32, Vec<u32>)> = Vec::new();
             while group.len() < GROUP_PER_THREAD * rayon::current_num_threads() {
-                match self.next_candidates(&mut held, &mut spills)? {
+                match wanted.next_chunk()? {
                     Some(chunk) => group.push(chunk),
                     None => break,
                 }
