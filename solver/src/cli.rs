@@ -233,12 +233,14 @@ pub enum Command {
         /// (default: what the machine has free). A level checked in several buckets records
         /// each bucket done (level-NN.vresume, in --work): a killed check run again with the
         /// same --memory resumes at its next bucket. The depth pass of --prove stays within
-        /// it too (2 bits per position and its wave-0 buckets).
+        /// it too: 2 bits per position and its wave-0 buckets, or, below 0.25 bytes per
+        /// position and 32 MiB, one bit (the value class pass in one bit a position, about
+        /// 0.15 bytes per position in all from level 25; less is refused).
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
         /// Prove the values, not only check them: where a level has no depth table, compute
-        /// its depths to conversion from its values (0.25 bytes of RAM per position, work
-        /// files on disk; the lower levels streamed) and require every won and lost position
+        /// its depths to conversion from its values (0.25 bytes of RAM per position, or one
+        /// bit within a smaller --memory; work files on disk; the lower levels streamed) and require every won and lost position
         /// to have one. A level is "proven" only when that holds too; a table that labels a
         /// cycle of quiet moves as won or lost is consistent but fails here, with its boards
         /// named. Works on raw VU scores.N directories. Where the level's values do not fit in
@@ -256,10 +258,11 @@ pub enum Command {
     },
     /// Add depth-to-conversion tables (level-NN.depth) to an existing database directory,
     /// ours or raw VU scores.N files, without rebuilding its values: each level's depths are
-    /// computed from its values and the lower levels in 0.25 bytes of RAM per position
-    /// (work files on disk; resumable: a killed run continues at its last wave; by value
-    /// class, reading the values only in order, where they do not fit in the memory available
-    /// beside the pass). `awari-probe
+    /// computed from its values and the lower levels in 0.25 bytes of RAM per position, or in
+    /// one bit (about 0.15 bytes in all) within a smaller --memory (work files on disk;
+    /// resumable: a killed run continues at its last wave; by value class, reading the values
+    /// only in order, where they do not fit in the memory available beside the pass or in one
+    /// bit). `awari-probe
     /// line` and `show` then play wins out by them, and `verify` checks them. A level whose
     /// values are not the game's (a won or lost position that never converts) is an error,
     /// and no table is written for it.
@@ -276,8 +279,11 @@ pub enum Command {
         /// own (for a read-only directory such as the published files).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Memory the pass may use, e.g. 4G (default: what the machine has free); it needs
-        /// 0.25 bytes per position of the level and 32 MiB, and less is refused.
+        /// Memory the pass may use, e.g. 4G (default: what the machine has free). Below 0.25
+        /// bytes per position of the level and 32 MiB it runs the value class pass in one bit
+        /// a position (what each wave finds in the rest, spilled to work files beyond; its
+        /// first phase in more passes over the lower levels); below a bit a position, 8 MiB
+        /// and 3 MiB a thread it is refused, naming the least.
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
         /// Also recompute every entry from its children in the same pass (as `verify`): each

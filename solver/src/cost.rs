@@ -61,6 +61,18 @@ pub const CLASS_PROVE_RATIO: f64 = 81.6 / 84.2;
 /// position, page cache counted, took as long as the page cache did: the time is the
 /// passes', not the drive's.
 pub const CLASS_PASS_COST: f64 = 0.08;
+/// The depth pass and `verify --prove` by value class in one bit a position (for a `--memory`
+/// below two bits), as a fraction of the speed of the two-bit class pass with as many exit
+/// buckets: level 26 on the 2-core machine (`scripts/bench-depth.sh 26`, see
+/// docs/performance.md), `depth` in one bit with 8 buckets at 0.73 of the two-bit class pass
+/// with 4, [`CLASS_PASS_COST`] a bucket set apart.
+pub const ONE_BIT_PROVE_RATIO: f64 =
+    0.73 * (1.0 + 7.0 * CLASS_PASS_COST) / (1.0 + 3.0 * CLASS_PASS_COST);
+/// Bytes a position the one-bit class pass moves besides the two-bit one's traffic with as
+/// many buckets ([`crate::depth::class_prove_io`]): what its waves find, spilled and read
+/// back (the same run: 21.5 bytes a position against 14.3, the lower levels' 4 further passes
+/// 6.9 of the difference).
+pub const ONE_BIT_PROVE_BYTES: f64 = 0.5;
 /// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
 /// measurement; a fast NVMe drive does 2000 MB/s or more).
 pub const DEFAULT_BANDWIDTH: f64 = 500e6;
@@ -250,30 +262,52 @@ pub fn two_bit_pass_scale(passes: u64, measured: u64) -> f64 {
     time(passes) / time(measured)
 }
 
-/// Seconds `verify --prove` of level `n` takes on machine `m`, I/O included, and whether it
-/// goes by value class: the wave pass (the value check in its wave 0) where the level's values
-/// fit in the memory beside it ([`crate::depth::values_fit`]), else the class pass with its
-/// folded value check, [`CLASS_PROVE_RATIO`] of the wave pass's speed with one exit bucket,
+/// Which depth pass `verify --prove` of a level runs, as `plan` models it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProvePass {
+    /// By waves, the level's values read at random from the page cache.
+    Waves,
+    /// By value class, in two bits a position.
+    Classes,
+    /// By value class, in one bit a position.
+    OneBit,
+}
+
+/// Seconds `verify --prove` of level `n` takes on machine `m`, I/O included, and the pass it
+/// runs: the wave pass (the value check in its wave 0) where the level's values fit in the
+/// memory beside it ([`crate::depth::values_fit`]), else the class pass with its folded value
+/// check, [`CLASS_PROVE_RATIO`] of the wave pass's speed with one exit bucket,
 /// [`CLASS_PASS_COST`] more time each further bucket, with its traffic
-/// ([`crate::depth::class_prove_io`]).
-pub(crate) fn prove_estimate(n: u32, m: &Machine) -> (f64, bool) {
+/// ([`crate::depth::class_prove_io`]); in one bit a position where the memory is below two
+/// ([`ONE_BIT_PROVE_RATIO`] of that speed, [`ONE_BIT_PROVE_BYTES`] more traffic).
+pub(crate) fn prove_estimate(n: u32, m: &Machine) -> (f64, ProvePass) {
     let p = level_size(n);
     let per_sec = m.rate * m.threads as f64 * m.verify_ratio;
     let fits = m
         .memory
         .is_none_or(|memory| crate::depth::values_fit(n, Some(memory), memory));
-    if fits {
+    let one_bit = m
+        .memory
+        .is_some_and(|memory| memory < crate::depth::memory_needed(n));
+    if fits && !one_bit {
         let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
         let io = crate::depth::work_io(n, passes);
-        (p as f64 / per_sec + io as f64 / m.bandwidth, false)
+        (
+            p as f64 / per_sec + io as f64 / m.bandwidth,
+            ProvePass::Waves,
+        )
     } else {
         let passes = p.div_ceil(crate::depth::class_bucket(n, m.memory, m.threads));
-        let io = crate::depth::class_prove_io(n, passes);
+        let mut io = crate::depth::class_prove_io(n, passes) as f64;
         let buckets = 1.0 + (passes - 1) as f64 * CLASS_PASS_COST;
-        (
-            p as f64 / (per_sec * CLASS_PROVE_RATIO) * buckets + io as f64 / m.bandwidth,
-            true,
-        )
+        let mut speed = per_sec * CLASS_PROVE_RATIO;
+        let mut pass = ProvePass::Classes;
+        if one_bit {
+            io += p as f64 * ONE_BIT_PROVE_BYTES;
+            speed *= ONE_BIT_PROVE_RATIO;
+            pass = ProvePass::OneBit;
+        }
+        (p as f64 / speed * buckets + io / m.bandwidth, pass)
     }
 }
 
@@ -515,14 +549,34 @@ pub(crate) fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
             (mode, ram, compute, io, twobit::disk_needed(n))
         }
     };
-    // The depth pass after the values: its RAM, time, I/O and wave files.
+    // The depth pass after the values: its RAM, time, I/O and wave files; in one bit a
+    // position (by value class) where two do not fit.
     let (mode, ram, compute, io, work) = if depth {
-        let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
+        let one_bit = m
+            .memory
+            .is_some_and(|memory| memory < crate::depth::memory_needed(n));
+        let (what, secs, depth_io) = if one_bit {
+            let passes = p.div_ceil(crate::depth::class_bucket(n, m.memory, m.threads));
+            let buckets = 1.0 + (passes - 1) as f64 * CLASS_PASS_COST;
+            let speed = per_sec * m.depth_ratio * CLASS_PROVE_RATIO * ONE_BIT_PROVE_RATIO;
+            (
+                "then the depth pass in one bit",
+                p as f64 / speed * buckets,
+                crate::depth::class_prove_io(n, passes) + (p as f64 * ONE_BIT_PROVE_BYTES) as u64,
+            )
+        } else {
+            let passes = p.div_ceil(crate::depth::exit_bucket(n, m.memory));
+            (
+                "then the depth pass",
+                p as f64 / (per_sec * m.depth_ratio),
+                crate::depth::work_io(n, passes),
+            )
+        };
         (
-            format!("{mode}, then the depth pass"),
-            ram.max(crate::depth::memory_used(n, m.memory)),
-            compute + p as f64 / (per_sec * m.depth_ratio),
-            io + crate::depth::work_io(n, passes),
+            format!("{mode}, {what}"),
+            ram.max(crate::depth::memory_used(n, m.memory, m.threads)),
+            compute + secs,
+            io + depth_io,
             work.max(crate::depth::disk_needed(n)),
         )
     } else {

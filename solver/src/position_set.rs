@@ -101,6 +101,12 @@ impl PositionSet {
         }
     }
 
+    /// Bytes a set for a level of `size` positions holds when empty (a lock and two vectors a
+    /// chunk): 64 a chunk, 12 MiB at level 48.
+    pub(crate) fn empty_bytes(size: u64) -> u64 {
+        size.div_ceil(CHUNK) * std::mem::size_of::<Mutex<Held>>() as u64
+    }
+
     /// Add the positions `found` (reordered; repeats are kept once).
     pub(crate) fn add(&self, found: &mut [u64]) {
         found.sort_unstable();

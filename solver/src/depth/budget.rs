@@ -32,12 +32,15 @@ const ONE_BIT_MIN_FOUND: u64 = 1 << 20;
 /// its class pass fits in it too, in more buckets ([`super::class_bucket`]). The least
 /// `--memory` a depth pass accepts.
 pub fn least_memory(n: u32, threads: usize) -> u64 {
-    level_size(n).div_ceil(64) * 8 + one_bit_fixed(threads) + ONE_BIT_MIN_FOUND
+    level_size(n).div_ceil(64) * 8 + one_bit_fixed(n, threads) + ONE_BIT_MIN_FOUND
 }
 
-/// The one-bit class search's fixed memory on `threads` threads.
-fn one_bit_fixed(threads: usize) -> u64 {
-    ONE_BIT_FIXED + ONE_BIT_PER_THREAD * threads as u64
+/// The one-bit class search's fixed memory of level `n` on `threads` threads: with its two
+/// sets of found positions, empty.
+fn one_bit_fixed(n: u32, threads: usize) -> u64 {
+    ONE_BIT_FIXED
+        + ONE_BIT_PER_THREAD * threads as u64
+        + 2 * crate::position_set::PositionSet::empty_bytes(level_size(n))
 }
 
 /// The memory of the positions a wave of the one-bit class search of level `n` on `threads`
@@ -46,13 +49,23 @@ fn one_bit_fixed(threads: usize) -> u64 {
 pub fn one_bit_found(n: u32, budget: Option<u64>, threads: usize) -> u64 {
     let bits = level_size(n).div_ceil(64) * 8;
     budget
-        .map_or(bits, |b| b.saturating_sub(bits + one_bit_fixed(threads)))
+        .map_or(bits, |b| b.saturating_sub(bits + one_bit_fixed(n, threads)))
         .max(ONE_BIT_MIN_FOUND)
 }
 
-/// RAM the depth pass of level `n` uses within `budget` bytes (`None`: no limit): the larger
-/// of wave 0 (its exit bucket) and the waves (the state).
-pub fn memory_used(n: u32, budget: Option<u64>) -> u64 {
+/// RAM the depth pass of level `n` on `threads` threads uses within `budget` bytes (`None`: no
+/// limit): the larger of wave 0 (its exit bucket) and the waves (the state); below the two
+/// bits a position of those, the one-bit class pass, which fills the budget.
+pub fn memory_used(n: u32, budget: Option<u64>, threads: usize) -> u64 {
+    match budget {
+        Some(b) if b < memory_needed(n) => b.max(least_memory(n, threads)),
+        _ => waves_memory(n, budget),
+    }
+}
+
+/// RAM the wave pass of level `n` uses within `budget` bytes: the larger of wave 0 (its exit
+/// bucket) and the waves (the state).
+fn waves_memory(n: u32, budget: Option<u64>) -> u64 {
     memory_needed(n).max(exit_bucket(n, budget) / 4 + FIXED)
 }
 
@@ -91,7 +104,7 @@ pub fn exit_bucket(n: u32, budget: Option<u64>) -> u64 {
 /// them would miss the page cache, and the class pass ([`crate::depth::ClassPass`]), which
 /// reads them in order, is chosen instead.
 pub fn values_fit(n: u32, memory: Option<u64>, available: u64) -> bool {
-    level_size(n) + memory_used(n, memory) <= available
+    level_size(n) + waves_memory(n, memory) <= available
 }
 
 /// Bytes per position of a class pass's lists (each won or lost position's offset in its

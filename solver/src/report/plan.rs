@@ -68,8 +68,9 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
                              // `verify --prove` of every level planned: the depth pass with the proof.
     let mut prove_secs = 0f64;
     let mut prove_classes = None;
-    // The first level whose proof does not fit the memory (the depth pass keeps 2 bits a
-    // position, by waves or by class).
+    let mut prove_one_bit = None;
+    // The first level whose proof does not fit the memory (the depth pass keeps at least a
+    // bit a position).
     let mut prove_unfit = None;
     for n in (0..=max).filter(|&n| level_exists(n)) {
         let p = level_size(n);
@@ -86,15 +87,22 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         depth_total += depth_disk;
         probe_total += probe_form_bytes(n);
         if m.memory
-            .is_some_and(|memory| crate::depth::memory_needed(n) > memory)
+            .is_some_and(|memory| crate::depth::least_memory(n, m.threads) > memory)
         {
             prove_unfit.get_or_insert(n);
         }
         if prove_unfit.is_none() {
-            let (secs, by_classes) = prove_estimate(n, m);
+            let (secs, pass) = prove_estimate(n, m);
             prove_secs += secs;
-            if by_classes {
-                prove_classes.get_or_insert(n);
+            match pass {
+                ProvePass::Waves => {}
+                ProvePass::Classes => {
+                    prove_classes.get_or_insert(n);
+                }
+                ProvePass::OneBit => {
+                    prove_classes.get_or_insert(n);
+                    prove_one_bit.get_or_insert(n);
+                }
             }
         }
         if m.built[n as usize] {
@@ -182,7 +190,7 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
     ));
     s.push_str(&assumptions(m));
     s.push_str(&format!(
-        "to prove: `verify --prove` of levels 0..{} takes about {} more (the depth pass with the proof, its I/O included{}){}\n",
+        "to prove: `verify --prove` of levels 0..{} takes about {} more (the depth pass with the proof, its I/O included{}{}){}\n",
         prove_unfit.map_or(max, |n| (0..n).rev().find(|&k| level_exists(k)).unwrap_or(0)),
         duration(prove_secs),
         match prove_classes {
@@ -191,9 +199,16 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
             ),
             None => String::new(),
         },
+        match prove_one_bit {
+            Some(from) => format!(
+                "; from level {from} on in one bit a position: two do not fit in {}",
+                m.memory.map_or("memory".into(), human)
+            ),
+            None => String::new(),
+        },
         match prove_unfit {
             Some(n) => format!(
-                "; levels from {n} cannot be proven in {}: the depth pass keeps 2 bits a position",
+                "; levels from {n} cannot be proven in {}: the depth pass keeps at least a bit a position",
                 m.memory.map_or("memory".into(), human)
             ),
             None => String::new(),
@@ -363,16 +378,21 @@ mod tests {
             "{desktop}"
         );
         assert!(!prove_line(1024 * g).contains("value class"));
-        // On 32 GiB the values of level 48 are built in one bit, but its proof keeps 2.
+        // On 32 GiB the values of level 48 are built in one bit, and so is its proof.
         let small = prove_line(32 * g);
         assert!(
-            small.contains("levels 0..46 takes")
-                && small.contains("levels from 48 cannot be proven in 32.00 GiB"),
+            small.contains("levels 0..48 takes")
+                && small.contains("on in one bit a position: two do not fit in 32.00 GiB")
+                && !small.contains("cannot be proven"),
             "{small}"
         );
+        // On 16 GiB not even one bit a position of level 48 fits.
+        let tiny = prove_line(16 * g);
+        assert!(tiny.contains("cannot be proven in 16.00 GiB"), "{tiny}");
         assert!(!desktop.contains("cannot be proven"), "{desktop}");
         let m = machine(64 * g, 4096 * g);
-        assert!(!prove_estimate(41, &m).1 && prove_estimate(42, &m).1);
+        assert_eq!(prove_estimate(41, &m).1, ProvePass::Waves);
+        assert_eq!(prove_estimate(42, &m).1, ProvePass::Classes);
         // By class the proof reads the lower levels and the level once per bucket, more than
         // the wave pass moves, and takes longer per position.
         let (waves, classes) = (
@@ -390,7 +410,8 @@ mod tests {
             let buckets = level_size(48).div_ceil(crate::depth::class_bucket(48, Some(memory), 16));
             (buckets, prove_estimate(48, &free_io(memory)).0)
         };
-        let (few, more) = (compute(64 * g), compute(16 * g));
+        // (Both above two bits a position: 48 GiB is the least.)
+        let (few, more) = (compute(64 * g), compute(48 * g));
         assert!(more.0 > few.0 && few.0 > 1, "{few:?} {more:?}");
         let one = |(b, t): (u64, f64)| t / (1.0 + (b - 1) as f64 * CLASS_PASS_COST);
         assert!(

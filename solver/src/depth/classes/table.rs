@@ -26,7 +26,8 @@ struct Source {
 impl ClassPass<'_> {
     /// Merge the wave files of every class into the depth table (the state is freed by now:
     /// a window holds up to what it held, a quarter of a byte per position of the level with
-    /// two bits, an eighth and the memory of what the waves found with one).
+    /// two bits, an eighth with one: what the waves found is freed too, but the allocator
+    /// keeps much of it).
     pub(super) fn write_table(
         &self,
         max_depth: u16,
@@ -65,7 +66,7 @@ impl ClassPass<'_> {
         }
         let chunks = size.div_ceil(CHUNK);
         let state = match self.one_bit {
-            Some(found) => (size / 8).saturating_add(found).min(size / 4),
+            Some(_) => size / 8,
             None => size / 4,
         };
         let per_window = (state / w as u64 / CHUNK).max(window());
