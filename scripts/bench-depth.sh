@@ -6,9 +6,9 @@
 #   one-bit   `depth --memory ONE_B_PER_POS` (below two bits a position: the one-bit class pass)
 #   prove, prove-one-bit   `verify --prove` (no depth table there) under each memory
 # each in turn, RUNS times. Prints per run and side: seconds, positions/s, peak anonymous
-# memory and its bytes per position, and for `depth` the bytes read and written per position
-# (its work files and table, and the lower levels and the level's values as a byte a
-# position per pass); then each side's median speed against `classes`, and whether the
+# memory and its bytes per position, and the bytes read and written per position: for `depth`
+# its work files and table, and the lower levels and the level's values as a byte a position
+# per pass; for `verify --prove` its work files (the tables it maps not counted); then each side's median speed against `classes`, and whether the
 # depth tables are identical.
 #
 # Usage: scripts/bench-depth.sh N DB [RUNS=1]
@@ -64,7 +64,7 @@ prove() {
   line=$(grep "^level *$N:" "$BASE/$side.txt")
   echo "$line" | grep -q "proven: every win" || { echo "NOT PROVEN: $line"; exit 1; }
   report "$run" "$side" "$(echo "$line" | sed -n 's/.*; \([0-9.]*\) s, .*/\1/p')" \
-    "peak anon $(echo "$line" | sed -n 's/.*peak anon \([^)]*)\).*/\1/p')"
+    "peak anon $(echo "$line" | sed -n 's/.*peak anon \([^)]*)\).*/\1/p'); $(echo "$line" | sed -n 's/.*\(work files read [0-9.]* and written [0-9.]* B\/pos\).*/\1/p'); $(echo "$line" | sed -n 's/.*depth pass, \([0-9]* exit pass[es]*\).*/\1/p')"
 }
 table() { echo "$BASE/$1/$(printf 'level-%02d.depth' "$N")"; }
 for run in $(seq 1 "$RUNS"); do

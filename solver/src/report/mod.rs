@@ -537,8 +537,10 @@ pub fn verify_levels(
         bars.level(n, awari_db::level_size(n));
         let start = std::time::Instant::now();
         let read_before = sys::read_bytes();
+        let chars_before = sys::io_chars();
         let peak = sys::AnonPeak::start();
         let v = verify::verify_level(levels, n, options, bars)?;
+        let chars = chars_before.zip(sys::io_chars());
         let peak = peak.finish();
         if let Some(b) = bars.current() {
             b.finish_and_clear();
@@ -546,7 +548,7 @@ pub fn verify_levels(
         let seconds = start.elapsed().as_secs_f64();
         let size = awari_db::level_size(n);
         let cost = format!(
-            "{}; {seconds:.2} s, {} positions/s{}{}",
+            "{}; {seconds:.2} s, {} positions/s{}{}{}",
             match (v.passes, v.proof.is_some()) {
                 (p, true) => format!(
                     "depth pass, {p} exit pass{}",
@@ -559,6 +561,16 @@ pub fn verify_levels(
             si(size as f64 / seconds.max(1e-9)),
             match (read_before, sys::read_bytes()) {
                 (Some(a), Some(b)) => format!(", read {}", sys::human(b.saturating_sub(a))),
+                _ => String::new(),
+            },
+            // The proof's work files (read and written through system calls; the tables it
+            // reads through memory maps are not counted).
+            match (&v.proof, chars) {
+                (Some(_), Some(((r0, w0), (r1, w1)))) if size > 0 => format!(
+                    ", work files read {:.2} and written {:.2} B/pos",
+                    r1.saturating_sub(r0) as f64 / size as f64,
+                    w1.saturating_sub(w0) as f64 / size as f64
+                ),
                 _ => String::new(),
             },
             // Per position only where the level outweighs the process's own few MiB.
