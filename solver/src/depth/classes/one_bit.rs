@@ -353,27 +353,8 @@ impl ClassPass<'_> {
             )?;
             let found = w + l;
             progress.advance(found);
-            if found == 0 {
-                for sign in [true, false] {
-                    let _ = std::fs::remove_file(class_wave_path(&self.out, n, v, sign, k + 1));
-                }
+            if !self.end_wave(v, &mut k, found)? {
                 break;
-            }
-            let d = (k + 1) as usize;
-            if self.histogram.len() <= d {
-                self.histogram.resize(d + 1, 0);
-            }
-            self.histogram[d] += found;
-            if k + 1 == u32::from(u16::MAX) {
-                return Err(DepthError::TooDeep { level: n });
-            }
-            k += 1;
-            if self.durable_waves() {
-                self.stage = ClassStage::Wave {
-                    class: v,
-                    complete: k,
-                };
-                self.write_checkpoint()?;
             }
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {

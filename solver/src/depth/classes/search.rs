@@ -154,32 +154,43 @@ impl ClassPass<'_> {
             let won = self.collect(v, true, k + 1)?;
             let found = lost + won;
             progress.advance(found);
-            if found == 0 {
-                for won in [true, false] {
-                    let _ = std::fs::remove_file(class_wave_path(&self.out, n, v, won, k + 1));
-                }
+            if !self.end_wave(v, &mut k, found)? {
                 break;
-            }
-            let d = (k + 1) as usize;
-            if self.histogram.len() <= d {
-                self.histogram.resize(d + 1, 0);
-            }
-            self.histogram[d] += found;
-            if k + 1 == u32::from(u16::MAX) {
-                return Err(DepthError::TooDeep { level: n });
-            }
-            k += 1;
-            if self.durable_waves() {
-                self.stage = ClassStage::Wave {
-                    class: v,
-                    complete: k,
-                };
-                self.write_checkpoint()?;
             }
         }
         let (count, found) = self.open_positions(v, keep);
         self.add_unproven(count, found, keep);
         Ok(())
+    }
+
+    /// The end of wave `k` of class `v`, which found `found` positions: none ends the class
+    /// (false; its empty wave files removed); else they are counted at depth k+1, `k` moves
+    /// on, and a durable wave is a checkpoint (true).
+    pub(super) fn end_wave(&mut self, v: u8, k: &mut u32, found: u64) -> Result<bool, DepthError> {
+        let n = self.level.seeds();
+        if found == 0 {
+            for won in [true, false] {
+                let _ = std::fs::remove_file(class_wave_path(&self.out, n, v, won, *k + 1));
+            }
+            return Ok(false);
+        }
+        let d = (*k + 1) as usize;
+        if self.histogram.len() <= d {
+            self.histogram.resize(d + 1, 0);
+        }
+        self.histogram[d] += found;
+        if *k + 1 == u32::from(u16::MAX) {
+            return Err(DepthError::TooDeep { level: n });
+        }
+        *k += 1;
+        if self.durable_waves() {
+            self.stage = ClassStage::Wave {
+                class: v,
+                complete: *k,
+            };
+            self.write_checkpoint()?;
+        }
+        Ok(true)
     }
 
     /// The loss test of each (loser, board, the move not to look at): it becomes new if none
