@@ -12,6 +12,8 @@
 //! a file of the owner's. [`Merged`] reads the positions back, a chunk at a time in chunk
 //! order, sorted and without repeats, from those still in RAM and every spill file at once.
 
+use crate::seed_records::Body;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -21,6 +23,13 @@ use crate::seed_records::{chunk_limit, encode_seeds, for_each_seed, RecordReader
 
 /// Offsets added to a chunk before they are merged into its run, at least.
 const MIN_PENDING: usize = 64;
+/// Write buffer of a spill file.
+const WRITE_BUFFER: usize = 64 << 10;
+/// Read buffer of each spill file (all are read at once).
+const SPILL_BUFFER: usize = 16 << 10;
+/// Spill files of one set at most: at this many they are merged into one, so that reading
+/// them back holds a bounded number of buffers.
+pub(crate) const MAX_SPILLS: usize = 16;
 
 /// One chunk's positions (offsets in the chunk).
 #[derive(Default)]
@@ -206,6 +215,148 @@ impl<'a> Merged<'a> {
     }
 }
 
+/// A [`PositionSet`] that spills to files beside it when full (`STEM0`, `STEM1`, …), merging
+/// them into one at [`MAX_SPILLS`], and reads back everything it holds in chunk order: what a
+/// wave finds, in the one-bit class pass and in a two-bit build that writes depths.
+pub(crate) struct SpillingSet {
+    set: PositionSet,
+    /// The spill files, and how many were written (their names' numbers).
+    spills: Mutex<(Vec<PathBuf>, u64)>,
+    /// The spill files' names, before their number.
+    stem: PathBuf,
+    size: u64,
+    /// The first error of a spill, where it happened on a worker thread.
+    error: Mutex<Option<TableError>>,
+}
+
+impl SpillingSet {
+    /// An empty set of a level of `size` positions, spilling to files named `stem` and a
+    /// number at `capacity` bytes.
+    pub(crate) fn new(stem: PathBuf, size: u64, capacity: u64) -> SpillingSet {
+        SpillingSet {
+            set: PositionSet::new(size, capacity),
+            spills: Mutex::new((Vec::new(), 0)),
+            stem,
+            size,
+            error: Mutex::new(None),
+        }
+    }
+
+    /// Add `found` (reordered), spilling the set when it is full (on any thread; an error is
+    /// kept for [`SpillingSet::merged`]).
+    pub(crate) fn add(&self, found: &mut [u64]) {
+        if found.is_empty() {
+            return;
+        }
+        self.set.add(found);
+        if self.set.full() {
+            if let Err(e) = self.spill() {
+                self.error
+                    .lock()
+                    .expect("no panic holds it")
+                    .get_or_insert(e);
+            }
+        }
+    }
+
+    fn spill(&self) -> Result<(), TableError> {
+        let mut spills = self.spills.lock().expect("no panic holds it");
+        if !self.set.full() {
+            return Ok(());
+        }
+        let (files, written) = &mut *spills;
+        let path = PathBuf::from(format!("{}{written}", self.stem.display()));
+        *written += 1;
+        write_spill(&path, spill_records(self.set.take()))?;
+        files.push(path);
+        if files.len() >= MAX_SPILLS {
+            // Merged into one: read back in chunk order, each chunk's positions once.
+            let path = PathBuf::from(format!("{}{written}", self.stem.display()));
+            *written += 1;
+            let mut merged = Merged::new(Vec::new(), self.readers(files)?, self.size);
+            let mut failed = None;
+            write_spill(
+                &path,
+                std::iter::from_fn(|| match merged.next_chunk() {
+                    Ok(Some((c, offsets))) => {
+                        let seeds: Vec<(u32, bool)> =
+                            offsets.into_iter().map(|k| (k, false)).collect();
+                        Some(encode_seeds(c, &seeds))
+                    }
+                    Ok(None) => None,
+                    Err(e) => {
+                        failed = Some(e);
+                        None
+                    }
+                }),
+            )?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            for old in files.drain(..) {
+                std::fs::remove_file(&old)
+                    .map_err(|source| TableError::Io { path: old, source })?;
+            }
+            files.push(path);
+        }
+        Ok(())
+    }
+
+    /// The spill files `files` opened for reading.
+    fn readers(&self, files: &[PathBuf]) -> Result<Vec<RecordReader<'static>>, TableError> {
+        files
+            .iter()
+            .map(|p| RecordReader::open(p, 0, SPILL_BUFFER, self.size, Body::Seeds, None))
+            .collect()
+    }
+
+    /// Every position found, a chunk at a time in order (the set is left empty).
+    pub(crate) fn merged(&self) -> Result<Merged<'static>, TableError> {
+        if let Some(e) = self.error.lock().expect("no panic holds it").take() {
+            return Err(e);
+        }
+        let readers = self.readers(&self.spills.lock().expect("no panic holds it").0)?;
+        Ok(Merged::new(self.set.take(), readers, self.size))
+    }
+
+    /// Spill files written so far (those merged into one included).
+    pub(crate) fn spills_written(&self) -> u64 {
+        self.spills.lock().expect("no panic holds it").1
+    }
+
+    /// Spill files now held.
+    #[cfg(test)]
+    pub(crate) fn spill_files(&self) -> usize {
+        self.spills.lock().expect("no panic holds it").0.len()
+    }
+
+    /// Remove the spill files (once [`SpillingSet::merged`] has been read).
+    pub(crate) fn remove_spills(&self) -> Result<(), TableError> {
+        for path in self.spills.lock().expect("no panic holds it").0.drain(..) {
+            std::fs::remove_file(&path).map_err(|source| TableError::Io { path, source })?;
+        }
+        Ok(())
+    }
+}
+
+/// Write the records `records` to the spill file `path`, not synced: a spill is read within
+/// its wave, never after a kill.
+pub(crate) fn write_spill(
+    path: &Path,
+    records: impl Iterator<Item = Vec<u8>>,
+) -> Result<(), TableError> {
+    let io = |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(io)?;
+    let mut out = std::io::BufWriter::with_capacity(WRITE_BUFFER, file);
+    for record in records {
+        std::io::Write::write_all(&mut out, &record).map_err(io)?;
+    }
+    std::io::Write::flush(&mut out).map_err(io)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +390,44 @@ mod tests {
         assert_eq!(got, expected);
         assert!(set.take().is_empty());
         assert!(!set.full());
+    }
+
+    /// A set spilled after every addition: its spill files are merged at [`MAX_SPILLS`], and
+    /// it reads back every position once, in order, from RAM and files together.
+    #[test]
+    fn found_positions_spill_merge_and_read_back_in_order() {
+        let dir = std::env::temp_dir().join(format!("awari-found-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = 5 * CHUNK + 123;
+        let found = SpillingSet::new(dir.join("f-"), size, 1);
+        let mut want = Vec::new();
+        let mut x = 7u64;
+        for _ in 0..50 {
+            let mut batch: Vec<u64> = (0..200)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (x >> 21) % size
+                })
+                .collect();
+            want.extend_from_slice(&batch);
+            found.add(&mut batch);
+        }
+        want.sort_unstable();
+        want.dedup();
+        let (files, written) = (found.spill_files(), found.spills_written());
+        assert!(written > MAX_SPILLS as u64 * 2, "{written} spills");
+        assert!(files < MAX_SPILLS, "{files} files left");
+        let mut merged = found.merged().unwrap();
+        let mut got = Vec::new();
+        while let Some((c, offsets)) = merged.next_chunk().unwrap() {
+            got.extend(offsets.iter().map(|&k| u64::from(c) * CHUNK + u64::from(k)));
+        }
+        drop(merged);
+        assert_eq!(got, want);
+        found.remove_spills().unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -140,11 +140,22 @@ pub(crate) fn for_each_seed(bytes: &[u8], limit: u32, mut f: impl FnMut(u32, boo
     }
 }
 
+/// What follows each offset in a record's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Body {
+    /// Nothing: seeds, the offset's gap carrying a flag in its low bit.
+    Seeds,
+    /// A value byte: a two-bit build's part file (`level::twobit::log`).
+    Values,
+    /// A value byte, then the depth as a LEB128 varint: a part file of a build with depths.
+    ValuesAndDepths,
+}
+
 /// Whether the bodies `bytes` of a record of chunk `chunk` hold only offsets of the level's
-/// `size` positions: seed bodies, or (`values`) a part file's, each offset followed by a value
-/// byte. A body its writer wrote always does; one forged to pass its check may not, and is
-/// refused rather than let a reader index past the level.
-fn within_level(bytes: &[u8], chunk: u32, size: u64, values: bool) -> bool {
+/// `size` positions, each followed by what `body` says. A body its writer wrote always does;
+/// one forged to pass its check may not, and is refused rather than let a reader index past
+/// the level.
+fn within_level(bytes: &[u8], chunk: u32, size: u64, body: Body) -> bool {
     let limit = i64::from(chunk_limit(chunk, size));
     let (mut x, mut shift, mut prev, mut i) = (0u64, 0u32, -1i64, 0);
     while i < bytes.len() {
@@ -156,16 +167,23 @@ fn within_level(bytes: &[u8], chunk: u32, size: u64, values: bool) -> bool {
         x |= u64::from(b & 0x7f) << shift;
         shift += 7;
         if b < 0x80 {
-            let gap = if values { x } else { x >> 1 } as i64;
+            let gap = if body == Body::Seeds { x >> 1 } else { x } as i64;
             prev += gap;
             if gap == 0 || prev >= limit {
                 return false;
             }
-            if values {
+            if body != Body::Seeds {
                 if i >= bytes.len() {
                     return false;
                 }
                 i += 1;
+            }
+            if body == Body::ValuesAndDepths {
+                // A depth is a u16: at most 3 bytes.
+                let Some(len) = bytes[i..].iter().take(3).position(|&b| b < 0x80) else {
+                    return false;
+                };
+                i += len + 1;
             }
             x = 0;
             shift = 0;
@@ -182,8 +200,8 @@ pub(crate) struct RecordReader<'a> {
     size: u64,
     /// Records of chunks at or above this are refused.
     chunks: u64,
-    /// The bodies are a part file's (each offset with a value byte), not seeds.
-    values: bool,
+    /// What follows each offset in a body.
+    body: Body,
     /// Where the next record starts.
     offset: u64,
     /// Bytes read, added to as they are.
@@ -194,14 +212,13 @@ pub(crate) struct RecordReader<'a> {
 
 impl<'a> RecordReader<'a> {
     /// Open `path` from byte `offset` with a read buffer of `buffer` bytes, for a level of
-    /// `size` positions, adding the bytes read to `counter`; its bodies are seeds, or with
-    /// `values` a part file's.
+    /// `size` positions, adding the bytes read to `counter`; its bodies as `body` says.
     pub(crate) fn open(
         path: &Path,
         offset: u64,
         buffer: usize,
         size: u64,
-        values: bool,
+        body: Body,
         counter: Option<&'a AtomicU64>,
     ) -> Result<RecordReader<'a>, TableError> {
         let io = |source| TableError::Io {
@@ -217,7 +234,7 @@ impl<'a> RecordReader<'a> {
             path: path.to_path_buf(),
             size,
             chunks: size.div_ceil(CHUNK),
-            values,
+            body,
             offset,
             counter,
             peeked: None,
@@ -285,7 +302,7 @@ impl<'a> RecordReader<'a> {
         if check(chunk, &body) != sum {
             return Err(self.damaged(format!("the record at byte {at} fails its check")));
         }
-        if !within_level(&body, chunk, self.size, self.values) {
+        if !within_level(&body, chunk, self.size, self.body) {
             return Err(self.damaged(format!(
                 "the record at byte {at} holds a position outside the level"
             )));
@@ -356,10 +373,10 @@ impl<'a> RecordReader<'a> {
 }
 
 /// Check every record of the file `path` up to byte `len` (which must end on a record) for a
-/// level of `size` positions (bodies of seeds, or with `values` a part file's): what a resume
+/// level of `size` positions (bodies as `body` says): what a resume
 /// does to each file it relies on before it believes it.
-pub(crate) fn check_file(path: &Path, len: u64, size: u64, values: bool) -> Result<(), TableError> {
-    let mut reader = RecordReader::open(path, 0, 1 << 20, size, values, None)?;
+pub(crate) fn check_file(path: &Path, len: u64, size: u64, body: Body) -> Result<(), TableError> {
+    let mut reader = RecordReader::open(path, 0, 1 << 20, size, body, None)?;
     while reader.offset() < len {
         if reader.next_record()?.is_none() {
             break;
@@ -444,7 +461,7 @@ mod tests {
     }
 
     fn read_all(path: &Path, chunks: u64) -> Result<Vec<(u32, Vec<u8>)>, TableError> {
-        let mut r = RecordReader::open(path, 0, 64, chunks * CHUNK, false, None)?;
+        let mut r = RecordReader::open(path, 0, 64, chunks * CHUNK, Body::Seeds, None)?;
         let mut out = Vec::new();
         while let Some(rec) = r.next_record()? {
             out.push(rec);
@@ -483,24 +500,24 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
         assert!(read_all(&path, 4).is_err());
         std::fs::write(&path, &bytes).unwrap();
-        assert!(check_file(&path, bytes.len() as u64 - 1, 4 * CHUNK, false).is_err());
-        assert!(check_file(&path, bytes.len() as u64 + 1, 4 * CHUNK, false).is_err());
+        assert!(check_file(&path, bytes.len() as u64 - 1, 4 * CHUNK, Body::Seeds).is_err());
+        assert!(check_file(&path, bytes.len() as u64 + 1, 4 * CHUNK, Body::Seeds).is_err());
         // An offset past a short level: refused.
         assert!(read_all(&path, 1).is_err());
-        assert!(RecordReader::open(&path, 0, 64, 3 * CHUNK + 1001, false, None).is_ok());
+        assert!(RecordReader::open(&path, 0, 64, 3 * CHUNK + 1001, Body::Seeds, None).is_ok());
     }
 
     #[test]
     fn reading_from_an_offset_and_before_a_chunk() {
         let records: Vec<Vec<u8>> = (0..5u32).map(|c| encode_seeds(c, &[(c, false)])).collect();
         let (_dir, path) = write_file(&records);
-        let mut r = RecordReader::open(&path, 0, 64, 5 * CHUNK, false, None).unwrap();
+        let mut r = RecordReader::open(&path, 0, 64, 5 * CHUNK, Body::Seeds, None).unwrap();
         assert_eq!(r.next_before(2).unwrap().unwrap().0, 0);
         assert_eq!(r.next_before(2).unwrap().unwrap().0, 1);
         assert!(r.next_before(2).unwrap().is_none());
         let at = r.offset();
         assert_eq!(at, (records[0].len() + records[1].len()) as u64);
-        let mut again = RecordReader::open(&path, at, 64, 5 * CHUNK, false, None).unwrap();
+        let mut again = RecordReader::open(&path, at, 64, 5 * CHUNK, Body::Seeds, None).unwrap();
         assert_eq!(again.next_record().unwrap().unwrap().0, 2);
     }
 }

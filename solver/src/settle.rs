@@ -58,6 +58,16 @@ pub enum BuilderError {
     /// A work file could not be made or read.
     #[error(transparent)]
     Table(#[from] awari_db::TableError),
+    /// A two-bit build with depths, resumed in one bit.
+    #[error(
+        "level {level} was begun in two-bit mode with depths, which it resumes in only: \
+         give it the memory of two bits a position (`--mode two-bit`), or remove its \
+         work directory to begin it again"
+    )]
+    DepthsInOneBit {
+        /// The level.
+        level: u32,
+    },
 }
 
 /// Counts of a built level, for the summary.

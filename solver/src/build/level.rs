@@ -36,6 +36,12 @@ pub trait Algorithm {
     fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuildError>;
     /// Every value of its positions, in index order, a block at a time, into `sink`.
     fn write_values(&mut self, sink: &mut Sink) -> Result<(), BuildError>;
+    /// After [`Algorithm::write_values`]: the level's depth table, written into the database
+    /// directory by an algorithm that found the depths as it settled (a two-bit build asked
+    /// for them); returns its largest depth, or `None` where it found none.
+    fn write_depths(&mut self) -> Result<Option<u16>, BuildError> {
+        Ok(None)
+    }
     /// Bytes its work files read and wrote, over every run of the level (after
     /// [`Algorithm::write_values`]).
     fn work_io(&self) -> (u64, u64) {
@@ -69,6 +75,8 @@ pub struct BuiltLevel {
     pub seconds: f64,
     /// Where this run resumed, and the resumes in all.
     pub resumed: Option<(Stage, u32)>,
+    /// The largest depth of the depth table the algorithm wrote (`None`: it wrote none).
+    pub max_depth: Option<u16>,
 }
 
 /// Run `algorithm` for its `positions` and write its values through `output` (see the
@@ -88,6 +96,7 @@ pub fn run_level(
             sink(d)
         })
     })?;
+    let max_depth = algorithm.write_depths()?;
     algorithm.finish();
     let (work_read, work_written) = algorithm.work_io();
     let exits = solved.exits;
@@ -100,6 +109,7 @@ pub fn run_level(
         },
         seconds: solved.earlier_seconds + start.elapsed().as_secs_f64(),
         resumed: solved.resumed,
+        max_depth,
     })
 }
 
@@ -205,17 +215,44 @@ pub fn build_level(
     plan: Plan,
     progress: &dyn Progress,
 ) -> Result<BuiltLevel, BuildError> {
+    build_level_with_depths(dir, n, rules, lower, plan, false, progress)
+}
+
+/// [`build_level`], asking for the level's depth table where the algorithm finds depths as
+/// it settles (`depths`: the two-bit one, begun afresh with them; see
+/// [`crate::twobit::TwoBit::open`]). [`BuiltLevel::max_depth`] says whether it wrote one.
+pub fn build_level_with_depths(
+    dir: &Path,
+    n: u32,
+    rules: Rules,
+    lower: &Levels,
+    plan: Plan,
+    depths: bool,
+    progress: &dyn Progress,
+) -> Result<BuiltLevel, BuildError> {
     let mut algorithm: Box<dyn Algorithm + '_> = match plan {
         Plan::InMemory => Box::new(LevelBuilder::new(n, rules, lower)?),
         Plan::LowMemory { bucket } => {
             Box::new(LowMemoryBuilder::open(dir, n, rules, lower, bucket)?)
         }
-        Plan::TwoBit { bucket } => {
-            Box::new(TwoBit::open(dir, n, rules, lower, bucket, StateBits::Two)?)
-        }
-        Plan::OneBit { bucket } => {
-            Box::new(TwoBit::open(dir, n, rules, lower, bucket, StateBits::One)?)
-        }
+        Plan::TwoBit { bucket } => Box::new(TwoBit::open(
+            dir,
+            n,
+            rules,
+            lower,
+            bucket,
+            StateBits::Two,
+            depths,
+        )?),
+        Plan::OneBit { bucket } => Box::new(TwoBit::open(
+            dir,
+            n,
+            rules,
+            lower,
+            bucket,
+            StateBits::One,
+            false,
+        )?),
     };
     run_level(
         algorithm.as_mut(),
@@ -260,6 +297,10 @@ impl Algorithm for TwoBit<'_> {
 
     fn write_values(&mut self, sink: &mut Sink) -> Result<(), BuildError> {
         Ok(TwoBit::write_values(self, sink)?)
+    }
+
+    fn write_depths(&mut self) -> Result<Option<u16>, BuildError> {
+        Ok(TwoBit::write_depths(self)?)
     }
 
     fn work_io(&self) -> (u64, u64) {

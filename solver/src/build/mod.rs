@@ -20,7 +20,7 @@ use crate::level::{LevelCounts, Progress};
 use crate::lowmem;
 use crate::sys;
 use crate::twobit::{self, Stage};
-pub use level::{build_level, BuiltLevel, Plan};
+pub use level::{build_level, build_level_with_depths, BuiltLevel, Plan};
 
 /// Why a build stopped.
 #[derive(Debug, thiserror::Error)]
@@ -335,8 +335,10 @@ pub fn build(
         }
         let budget = opts.memory.or_else(sys::memory_available);
         let plan = Plan::new(mode, n, rayon::current_num_threads(), budget);
-        let built = build_level(&opts.dir, n, opts.rules, &levels, plan, progress)
-            .map_err(|e| disk_full(e, n, level_disk(n, mode, opts.depth), mode))?;
+        let built = build_level_with_depths(
+            &opts.dir, n, opts.rules, &levels, plan, opts.depth, progress,
+        )
+        .map_err(|e| disk_full(e, n, level_disk(n, mode, opts.depth), mode))?;
         let seconds = built.seconds;
         let expect = |content| Expect {
             rules: Some(opts.rules),
@@ -345,10 +347,14 @@ pub fn build(
         };
         levels.insert(Table::open(&path, expect(Content::Values))?);
         checked[n as usize] = true;
-        let max_depth = if opts.depth {
-            Some(add_depth(opts, &mut levels, n, progress)?.max_depth)
-        } else {
-            None
+        let max_depth = match (opts.depth, built.max_depth) {
+            // Written by the build itself (two-bit, settled in waves): stored as asked.
+            (true, Some(d)) => {
+                crate::depth::store_depth(&mut levels, n, opts.depth_form, progress)?;
+                Some(d)
+            }
+            (true, None) => Some(add_depth(opts, &mut levels, n, progress)?.max_depth),
+            (false, _) => None,
         };
         let seconds = if opts.depth {
             seconds.max(start.elapsed().as_secs_f64())

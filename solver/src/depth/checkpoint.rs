@@ -3,6 +3,7 @@
 //! wave, and read back, checked against the level and its wave files (every record of them),
 //! when a pass opens.
 
+use crate::seed_records::Body;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::work_files::{resume_path, wave_path};
@@ -95,7 +96,7 @@ impl DepthPass<'_> {
                 if len < bytes {
                     return Err(r.unusable("wave 0 is shorter than it records"));
                 }
-                check_file(&path, bytes, size, false).map_err(damaged)?;
+                check_file(&path, bytes, size, Body::Seeds).map_err(damaged)?;
             }
             Stage::Waves { complete } => {
                 for k in 0..=complete {
@@ -103,7 +104,7 @@ impl DepthPass<'_> {
                     let Ok(meta) = std::fs::metadata(&path) else {
                         return Err(r.unusable(format!("wave file {k} is missing")));
                     };
-                    check_file(&path, meta.len(), size, false).map_err(damaged)?;
+                    check_file(&path, meta.len(), size, Body::Seeds).map_err(damaged)?;
                 }
             }
         }

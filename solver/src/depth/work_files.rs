@@ -2,6 +2,7 @@
 //! the reading back of a wave file (`level-NN.dwave-KKKK`, the positions at depth K as seed
 //! records, see `crate::seed_records`), each record checked.
 
+use crate::seed_records::Body;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -48,7 +49,7 @@ pub fn remove_work_files(dir: &Path, n: u32) {
 /// A wave file or class list of a level of `size` positions read back, record by record,
 /// each checked (`crate::seed_records`).
 pub(super) fn wave_reader(path: &Path, size: u64) -> Result<RecordReader<'static>, TableError> {
-    RecordReader::open(path, 0, 1 << 16, size, false, None)
+    RecordReader::open(path, 0, 1 << 16, size, Body::Seeds, None)
 }
 
 /// A wave file being written, a record at a time, in chunk order: to its `.tmp`, created at

@@ -103,7 +103,7 @@ use crate::state::StateArray;
 use crate::sys;
 use checkpoint::read_checkpoint;
 use log::SettledLog;
-use work_files::{IoCount, SEEDS_LOST, SEEDS_WON};
+use work_files::{IoCount, DEPTHS, SEEDS_LOST, SEEDS_WON};
 
 /// Positions per chunk (2^20): the unit of the record files (a record per chunk).
 const CHUNK: u64 = crate::seed_records::CHUNK;
@@ -175,13 +175,25 @@ pub struct TwoBit<'a> {
     started: Instant,
     /// Where this run began (`None`: from the start).
     resumed_from: Option<Stage>,
+    /// Whether the steps settle in waves and the part files carry each position's depth (see
+    /// `propagate`): the level's depth table comes from the build ([`TwoBit::write_depths`]).
+    depths: bool,
+    /// The largest depth, found by the conversion ([`TwoBit::write_values`]).
+    max_depth: u16,
+    /// With depths: the waves of the steps of this run.
+    waves: AtomicU64,
 }
 
 impl<'a> TwoBit<'a> {
     /// Prepare level `n` in `dir`, resuming from its checkpoint if there is a valid one (else
     /// starting afresh), with exit buckets of `bucket` positions (see [`exit_bucket`]) and
     /// `bits` of state per position. A checkpoint does not depend on `bits` (at a step
-    /// boundary the states follow from the files alone): either width resumes either's.
+    /// boundary the states follow from the files alone): either width resumes either's,
+    /// except that one with depths resumes in two bits only.
+    ///
+    /// With `depths` (and two bits), a level begun afresh settles its steps in waves and
+    /// writes the depth of each position it settles (see `propagate`); a resumed level
+    /// carries on as it began, with depths or without (see [`TwoBit::has_depths`]).
     pub fn open(
         dir: &Path,
         n: u32,
@@ -189,6 +201,7 @@ impl<'a> TwoBit<'a> {
         lower: &'a Levels,
         bucket: u64,
         bits: StateBits,
+        depths: bool,
     ) -> Result<TwoBit<'a>, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let work = work_dir(dir, n);
@@ -235,6 +248,9 @@ impl<'a> TwoBit<'a> {
             carried: Carried::default(),
             started: Instant::now(),
             resumed_from: None,
+            depths: false,
+            max_depth: 0,
+            waves: AtomicU64::new(0),
         };
         if let Some(c) = checkpoint {
             // The part files follow the buckets of the run that wrote them.
@@ -250,7 +266,12 @@ impl<'a> TwoBit<'a> {
                     source,
                 })?;
                 builder.bucket = bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT;
+                builder.begin_depths(depths)?;
                 return Ok(builder);
+            }
+            builder.depths = builder.work.join(DEPTHS).exists();
+            if builder.depths && bits == StateBits::One {
+                return Err(BuilderError::DepthsInOneBit { level: n });
             }
             if let Stage::Settle { next } = c.stage {
                 builder.restore_states(next)?;
@@ -259,8 +280,33 @@ impl<'a> TwoBit<'a> {
             builder.carried = c.carried;
             builder.resumed_from = (c.stage != Stage::Exits { done: 0 }).then_some(c.stage);
             builder.resumes = c.resumes + u32::from(builder.resumed_from.is_some());
+        } else {
+            builder.begin_depths(depths)?;
         }
         Ok(builder)
+    }
+
+    /// At a fresh start: settle in waves and write depths where `depths` and two bits, and
+    /// say so in the work directory (an empty file, which every checkpoint lists).
+    fn begin_depths(&mut self, depths: bool) -> Result<(), BuilderError> {
+        self.depths = depths && self.bits == StateBits::Two;
+        if self.depths {
+            let path = self.work.join(DEPTHS);
+            let io = |source| TableError::Io {
+                path: path.clone(),
+                source,
+            };
+            std::fs::File::create(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the build writes depths: then [`TwoBit::write_depths`] writes the level's
+    /// depth table after its values.
+    pub fn has_depths(&self) -> bool {
+        self.depths
     }
 
     /// Solve the level from wherever it stands: the exits (those not done), then every step
@@ -284,7 +330,22 @@ impl<'a> TwoBit<'a> {
         // The states are not needed any more: their memory goes to the conversion.
         self.state = StateArray::new(1).map_err(BuilderError::Alloc)?;
         let converted = self.convert(sink).map_err(BuilderError::from);
-        self.forget_if_damaged(converted)
+        self.max_depth = self.forget_if_damaged(converted)?;
+        Ok(())
+    }
+
+    /// With depths ([`TwoBit::has_depths`]), after [`TwoBit::write_values`]: the level's depth
+    /// table, `level-NN.depth` in the database directory, from the part files. Returns its
+    /// largest depth (`None`: the build writes none).
+    pub fn write_depths(&mut self) -> Result<Option<u16>, BuilderError> {
+        if !self.depths {
+            return Ok(None);
+        }
+        let written = self
+            .convert_depths(self.max_depth)
+            .map_err(BuilderError::from);
+        self.forget_if_damaged(written)?;
+        Ok(Some(self.max_depth))
     }
 
     /// Bytes the work and checkpoint files read and wrote, over every run of the level.
@@ -334,8 +395,10 @@ impl<'a> TwoBit<'a> {
         let log = SettledLog::new(
             &self.work,
             self.bucket,
-            budget::log_capacity(n, self.bucket, self.bits),
+            // With depths, half of it: the rest holds what each wave finds.
+            budget::log_capacity(n, self.bucket, self.bits) >> u32::from(self.depths),
             &self.io,
+            self.depths,
         );
         let every = checkpoint::checkpoint_seconds();
         let mut last_checkpoint = Instant::now();

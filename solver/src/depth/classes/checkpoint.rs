@@ -4,6 +4,7 @@
 //! each class and each durable wave, and read back, checked against the level and its work
 //! files, when a pass opens.
 
+use crate::seed_records::Body;
 use std::path::{Path, PathBuf};
 
 use super::lists::list_path;
@@ -176,7 +177,7 @@ impl ClassPass<'_> {
             if std::fs::metadata(&p).map_or(0, |m| m.len()) < len {
                 return Err(r.unusable(format!("{} is shorter than it records", p.display())));
             }
-            check_file(&p, len, size, false).map_err(|e| r.unusable(e.to_string()))?;
+            check_file(&p, len, size, Body::Seeds).map_err(|e| r.unusable(e.to_string()))?;
         }
         // The waves of the classes done, which the table is merged from.
         for v in 1..first_open.min(256) {
@@ -186,7 +187,7 @@ impl ClassPass<'_> {
                     let p = class_wave_path(&self.out, n, v as u8, won, k);
                     if let Ok(meta) = std::fs::metadata(&p) {
                         any = true;
-                        check_file(&p, meta.len(), size, false)
+                        check_file(&p, meta.len(), size, Body::Seeds)
                             .map_err(|e| r.unusable(e.to_string()))?;
                     }
                 }
@@ -202,7 +203,7 @@ impl ClassPass<'_> {
                     let Ok(meta) = std::fs::metadata(&p) else {
                         return Err(r.unusable(format!("{} is missing", p.display())));
                     };
-                    check_file(&p, meta.len(), size, false)
+                    check_file(&p, meta.len(), size, Body::Seeds)
                         .map_err(|e| r.unusable(e.to_string()))?;
                 }
             }

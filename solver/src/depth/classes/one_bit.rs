@@ -29,11 +29,12 @@
 //! Memory: the bits (an eighth of a byte a position), the two sets within the budget's rest,
 //! and a fixed part (see `budget::one_bit_found`).
 
-use std::path::{Path, PathBuf};
+use crate::seed_records::Body;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use awari_db::{Board, TableError};
+use awari_db::Board;
 use rayon::prelude::*;
 
 use super::super::waves::{for_each_entry, propagate_file};
@@ -42,20 +43,15 @@ use super::super::{DepthError, Unproven, CHUNK};
 use super::lists::list_path;
 use super::search::class_wave_path;
 use super::{ClassPass, ClassStage};
-use crate::position_set::{spill_records, Merged, PositionSet};
+use crate::position_set::SpillingSet;
 use crate::progress::Progress;
 use crate::seed_records::{chunk_limit, encode_seeds, for_each_seed, RecordReader};
 use crate::state::{for_bits64, StateArray};
 
-/// Write buffer of a wave file and of a spill file.
+/// Write buffer of a wave file.
 const WRITE_BUFFER: usize = 64 << 10;
 /// Read buffer of each class list read in order.
 const READ_BUFFER: usize = 64 << 10;
-/// Read buffer of each spill file (all are read at once).
-const SPILL_BUFFER: usize = 16 << 10;
-/// Spill files of one set at most: at this many they are merged into one, so that reading
-/// them back holds a bounded number of buffers.
-const MAX_SPILLS: usize = 16;
 
 /// One bit a position: set while the position is of the class and has no depth yet.
 pub(in crate::depth) struct OpenBits {
@@ -100,130 +96,6 @@ impl OpenBits {
     }
 }
 
-/// What a wave finds of one sign: a [`PositionSet`] and the files it spilled.
-struct Found {
-    set: PositionSet,
-    /// The spill files, and how many were written (their names' numbers).
-    spills: Mutex<(Vec<PathBuf>, u64)>,
-    /// The spill files' names, before their number.
-    stem: PathBuf,
-    size: u64,
-    /// The first error of a spill, where it happened on a worker thread.
-    error: Mutex<Option<TableError>>,
-}
-
-impl Found {
-    fn new(stem: PathBuf, size: u64, capacity: u64) -> Found {
-        Found {
-            set: PositionSet::new(size, capacity),
-            spills: Mutex::new((Vec::new(), 0)),
-            stem,
-            size,
-            error: Mutex::new(None),
-        }
-    }
-
-    /// Add `found` (reordered), spilling the set when it is full (on any thread; an error is
-    /// kept for [`Found::merged`]).
-    fn add(&self, found: &mut [u64]) {
-        if found.is_empty() {
-            return;
-        }
-        self.set.add(found);
-        if self.set.full() {
-            if let Err(e) = self.spill() {
-                self.error
-                    .lock()
-                    .expect("no panic holds it")
-                    .get_or_insert(e);
-            }
-        }
-    }
-
-    fn spill(&self) -> Result<(), TableError> {
-        let mut spills = self.spills.lock().expect("no panic holds it");
-        if !self.set.full() {
-            return Ok(());
-        }
-        let (files, written) = &mut *spills;
-        let path = PathBuf::from(format!("{}{written}", self.stem.display()));
-        *written += 1;
-        write_spill(&path, spill_records(self.set.take()))?;
-        files.push(path);
-        if files.len() >= MAX_SPILLS {
-            // Merged into one: read back in chunk order, each chunk's positions once.
-            let path = PathBuf::from(format!("{}{written}", self.stem.display()));
-            *written += 1;
-            let mut merged = Merged::new(Vec::new(), self.readers(files)?, self.size);
-            let mut failed = None;
-            write_spill(
-                &path,
-                std::iter::from_fn(|| match merged.next_chunk() {
-                    Ok(Some((c, offsets))) => {
-                        let seeds: Vec<(u32, bool)> =
-                            offsets.into_iter().map(|k| (k, false)).collect();
-                        Some(encode_seeds(c, &seeds))
-                    }
-                    Ok(None) => None,
-                    Err(e) => {
-                        failed = Some(e);
-                        None
-                    }
-                }),
-            )?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            for old in files.drain(..) {
-                std::fs::remove_file(&old)
-                    .map_err(|source| TableError::Io { path: old, source })?;
-            }
-            files.push(path);
-        }
-        Ok(())
-    }
-
-    /// The spill files `files` opened for reading.
-    fn readers(&self, files: &[PathBuf]) -> Result<Vec<RecordReader<'static>>, TableError> {
-        files
-            .iter()
-            .map(|p| RecordReader::open(p, 0, SPILL_BUFFER, self.size, false, None))
-            .collect()
-    }
-
-    /// Every position found, a chunk at a time in order (the set is left empty).
-    fn merged(&self) -> Result<Merged<'static>, TableError> {
-        if let Some(e) = self.error.lock().expect("no panic holds it").take() {
-            return Err(e);
-        }
-        let readers = self.readers(&self.spills.lock().expect("no panic holds it").0)?;
-        Ok(Merged::new(self.set.take(), readers, self.size))
-    }
-
-    /// Remove the spill files (once [`Found::merged`] has been read).
-    fn remove_spills(&self) -> Result<(), TableError> {
-        for path in self.spills.lock().expect("no panic holds it").0.drain(..) {
-            std::fs::remove_file(&path).map_err(|source| TableError::Io { path, source })?;
-        }
-        Ok(())
-    }
-}
-
-/// Write the records `records` to the spill file `path`, not synced: a spill is read within
-/// its wave, never after a kill.
-fn write_spill(path: &Path, records: impl Iterator<Item = Vec<u8>>) -> Result<(), TableError> {
-    let io = |source| TableError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut out = std::io::BufWriter::with_capacity(WRITE_BUFFER, file);
-    for record in records {
-        std::io::Write::write_all(&mut out, &record).map_err(io)?;
-    }
-    std::io::Write::flush(&mut out).map_err(io)
-}
-
 impl ClassPass<'_> {
     fn open_bits(&self) -> &OpenBits {
         self.open_bits.as_ref().expect("open bits allocated")
@@ -257,8 +129,8 @@ impl ClassPass<'_> {
             self.out
                 .join(format!("level-{n:02}.dwave{sign}{v:02}-found-"))
         };
-        let won = Found::new(stem(true), size, capacity / 2);
-        let lost = Found::new(stem(false), size, capacity / 2);
+        let won = SpillingSet::new(stem(true), size, capacity / 2);
+        let lost = SpillingSet::new(stem(false), size, capacity / 2);
         let mut k = match from {
             None => {
                 // Wave 0: the losers none of whose quiet children is open (won), then the
@@ -358,7 +230,7 @@ impl ClassPass<'_> {
             }
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
-            let spilled = |f: &Found| f.spills.lock().expect("no panic holds it").1;
+            let spilled = |f: &SpillingSet| f.spills_written();
             eprintln!(
                 "level {n} depth (classes, one bit): class {v}: {} waves, {} spill files",
                 k + 1,
@@ -375,7 +247,7 @@ impl ClassPass<'_> {
     /// their bits cleared; returns how many.
     fn write_found(
         &self,
-        found: &Found,
+        found: &SpillingSet,
         path: &Path,
         won: bool,
         except: Option<&Path>,
@@ -430,7 +302,7 @@ impl ClassPass<'_> {
         let bits = self.open_bits();
         let mut count = 0;
         if list.exists() {
-            let mut r = RecordReader::open(list, 0, READ_BUFFER, size, false, None)?;
+            let mut r = RecordReader::open(list, 0, READ_BUFFER, size, Body::Seeds, None)?;
             while let Some((c, body)) = r.next_record()? {
                 let mut seeds = Vec::new();
                 for_each_seed(&body, chunk_limit(c, size), |o, depth0| {
@@ -504,52 +376,5 @@ impl ClassPass<'_> {
             })
             .collect();
         Ok((count, found))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A set spilled after every addition: its spill files are merged at [`MAX_SPILLS`], and
-    /// it reads back every position once, in order, from RAM and files together.
-    #[test]
-    fn found_positions_spill_merge_and_read_back_in_order() {
-        let dir = std::env::temp_dir().join(format!("awari-found-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let size = 5 * CHUNK + 123;
-        let found = Found::new(dir.join("f-"), size, 1);
-        let mut want = Vec::new();
-        let mut x = 7u64;
-        for _ in 0..50 {
-            let mut batch: Vec<u64> = (0..200)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (x >> 21) % size
-                })
-                .collect();
-            want.extend_from_slice(&batch);
-            found.add(&mut batch);
-        }
-        want.sort_unstable();
-        want.dedup();
-        let (files, written) = {
-            let s = found.spills.lock().unwrap();
-            (s.0.len(), s.1)
-        };
-        assert!(written > MAX_SPILLS as u64 * 2, "{written} spills");
-        assert!(files < MAX_SPILLS, "{files} files left");
-        let mut merged = found.merged().unwrap();
-        let mut got = Vec::new();
-        while let Some((c, offsets)) = merged.next_chunk().unwrap() {
-            got.extend(offsets.iter().map(|&k| u64::from(c) * CHUNK + u64::from(k)));
-        }
-        drop(merged);
-        assert_eq!(got, want);
-        found.remove_spills().unwrap();
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,6 +3,7 @@
 //! wave files, so none is held open: each remembers where its next record starts and which
 //! chunk it is of, and is reopened there for the windows it has records in.
 
+use crate::seed_records::Body;
 use std::path::PathBuf;
 
 use awari_db::{depth_path, Header, TableError, TableWriter};
@@ -98,7 +99,7 @@ fn read_window(
     w: usize,
     size: u64,
 ) -> Result<(), TableError> {
-    let mut r = RecordReader::open(&s.path, s.offset, 1 << 16, size, false, None)?;
+    let mut r = RecordReader::open(&s.path, s.offset, 1 << 16, size, Body::Seeds, None)?;
     loop {
         match r.peek_chunk()? {
             None => {

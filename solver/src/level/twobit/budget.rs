@@ -64,6 +64,12 @@ pub(super) fn log_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
     (left_beside_states(n, bucket, bits) / LOG_BYTES_PER_ENTRY).clamp(MIN_LOG, most) as usize
 }
 
+/// With depths: bytes held of the positions a wave finds of each sign before they spill, a
+/// quarter of the log's share each (the log keeps half).
+pub(super) fn wave_set_bytes(n: u32, bucket: u64, bits: StateBits) -> u64 {
+    log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY / 4
+}
+
 /// Bytes of candidates held before a round looks them up (one bit; two bits: none).
 pub(super) fn candidate_bytes(n: u32, bucket: u64, bits: StateBits) -> u64 {
     match bits {

@@ -259,7 +259,7 @@ impl TwoBit<'_> {
                     self.candidates
                         .lookup_nanos
                         .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-                    self.propagate_chunk(c, &hits, i, log, progress)
+                    self.propagate_chunk(c, &hits, i, log, progress, None)
                 })
                 .sum::<Result<u64, TableError>>()?;
             log.flush_if_full()?;

@@ -23,7 +23,7 @@ use super::work_files::{part_of, work_dir, ExitList};
 use super::{Carried, Stage, TwoBit, CHUNK};
 pub(super) use crate::checkpoint::checkpoint_seconds;
 use crate::checkpoint::{CheckpointError, Fields, Kind};
-use crate::seed_records::decode_seeds;
+use crate::seed_records::{decode_seeds, Body};
 
 /// The checkpoint file: where the level stands, and the work directory's record files, in
 /// the frame of `crate::checkpoint` (magic b"AWARICKP", version 3), whose fields are, in
@@ -140,8 +140,12 @@ impl TwoBit<'_> {
         }
         let size = self.level.size();
         files.par_iter().try_for_each(|(name, len)| {
-            let values = part_of(name).is_some();
-            crate::seed_records::check_file(&self.work.join(name), *len, size, values)
+            let body = if part_of(name).is_some() {
+                self.part_body()
+            } else {
+                Body::Seeds
+            };
+            crate::seed_records::check_file(&self.work.join(name), *len, size, body)
         })
     }
 
@@ -181,7 +185,8 @@ impl TwoBit<'_> {
                         decode(
                             body,
                             crate::seed_records::chunk_limit(*c, self.level.size()),
-                            |k, v| {
+                            self.depths,
+                            |k, v, _| {
                                 self.set_code(start + u64::from(k), if v > 0 { WON } else { LOST });
                             },
                         );

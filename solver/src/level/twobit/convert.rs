@@ -5,26 +5,77 @@
 //! whose settling leaves memory held by the allocator, a bucket goes in windows (see
 //! `budget::convert_window`), its part file read once per window (usually two: the second
 //! reads about 2 bytes a position more).
+//!
+//! With depths the part files are merged a second time, into the level's depth table
+//! (`level-NN.depth`: a draw's depth is 0), a byte a position, or two (in windows of half a
+//! bucket) where the conversion of the values found a depth above 255.
 
 use awari_db::table::CHECKSUM_CHUNK;
-use awari_db::TableError;
+use awari_db::{depth_path, Header, TableError, TableWriter};
 
 use super::log::decode;
 use super::stream::list_batch;
 use super::work_files::part_name;
-use super::{budget, TwoBit, CHUNK};
+use super::{budget, TwoBit, BUCKET_UNIT, CHUNK};
 
 const _: () = assert!(CHECKSUM_CHUNK as u64 % CHUNK == 0);
 
+/// What the conversion takes of each position of the part files.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    /// Its value, a byte.
+    Value,
+    /// Its depth, little-endian in this many bytes (1 or 2).
+    Depth(usize),
+}
+
 impl TwoBit<'_> {
     /// Merge the part files into the values, a bucket at a time into `sink` (see the module
-    /// documentation).
+    /// documentation). Returns the largest depth (0 without depths).
     pub(super) fn convert(
         &self,
+        sink: impl FnMut(&[u8]) -> Result<(), TableError>,
+    ) -> Result<u16, TableError> {
+        self.merge_parts(Field::Value, sink)
+    }
+
+    /// With depths, after [`TwoBit::convert`] found the largest, `max_depth`: merge the part
+    /// files into the level's depth table in the database directory (written as `*.tmp`,
+    /// synced and renamed).
+    pub(super) fn convert_depths(&self, max_depth: u16) -> Result<(), TableError> {
+        let n = self.level.seeds();
+        let width: u8 = if max_depth <= u16::from(u8::MAX) {
+            1
+        } else {
+            2
+        };
+        let dir = self
+            .work
+            .parent()
+            .expect("a work directory in the database");
+        let mut writer =
+            TableWriter::create(depth_path(dir, n), Header::depth(self.rules, n, width))?;
+        self.merge_parts(Field::Depth(usize::from(width)), |d| writer.write(d))?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    /// The part files merged into `field`'s bytes in index order, into `sink`, a window of a
+    /// bucket at a time. Returns the largest depth read.
+    fn merge_parts(
+        &self,
+        field: Field,
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
-    ) -> Result<(), TableError> {
+    ) -> Result<u16, TableError> {
         let size = self.level.size();
+        let width = match field {
+            Field::Value => 1,
+            Field::Depth(w) => w as u64,
+        };
+        // A window's bytes within the window of values (whole bucket units).
         let window = budget::convert_window(self.level.seeds(), self.bucket, self.bits);
+        let window = (window / width / BUCKET_UNIT * BUCKET_UNIT).max(BUCKET_UNIT);
+        let mut max_depth = 0;
         let mut buf = Vec::new();
         for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
             let end = (start + self.bucket).min(size);
@@ -34,7 +85,7 @@ impl TwoBit<'_> {
             for from in (start..end.max(start + 1)).step_by(window as usize) {
                 let to = (from + window).min(end);
                 buf.clear();
-                buf.resize((to - from) as usize, 0u8);
+                buf.resize(((to - from) * width) as usize, 0u8);
                 let chunks = from / CHUNK..to.div_ceil(CHUNK);
                 if part.exists() {
                     let mut reader = self.records(&part)?;
@@ -51,13 +102,14 @@ impl TwoBit<'_> {
                         }
                         batch.retain(|r| chunks.contains(&u64::from(r.0)));
                         batch.sort_unstable_by_key(|r| r.0);
-                        apply(&batch, &mut buf, chunks.start);
+                        let d = apply(&batch, &mut buf, chunks.start, field, self.depths);
+                        max_depth = max_depth.max(d);
                     }
                 }
                 sink(&buf)?;
             }
         }
-        Ok(())
+        Ok(max_depth)
     }
 
     /// A part file with a position outside its bucket: the work directory is damaged.
@@ -78,22 +130,39 @@ impl TwoBit<'_> {
 }
 
 /// Give the positions of `records` (sorted by chunk, every chunk from `first` on and inside
-/// `buf`) their values in `buf`, which starts at chunk `first`: halves of the records, and of
-/// the buffer split between their chunks, in parallel.
-fn apply(records: &[(u32, Vec<u8>)], buf: &mut [u8], first: u64) {
+/// `buf`) their `field` in `buf`, which starts at chunk `first` (the part files carrying
+/// depths where `depths`): halves of the records, and of the buffer split between their
+/// chunks, in parallel. Returns the largest depth read.
+fn apply(
+    records: &[(u32, Vec<u8>)],
+    buf: &mut [u8],
+    first: u64,
+    field: Field,
+    depths: bool,
+) -> u16 {
     let (Some(lo), Some(hi)) = (records.first(), records.last()) else {
-        return;
+        return 0;
+    };
+    let width = match field {
+        Field::Value => 1,
+        Field::Depth(w) => w,
     };
     if records.len() <= 8 || lo.0 == hi.0 {
+        let mut max_depth = 0;
         for (c, body) in records {
             let base = ((u64::from(*c) - first) * CHUNK) as usize;
-            decode(body, u32::MAX, |o, v| {
-                if let Some(b) = buf.get_mut(base + o as usize) {
-                    *b = v as u8;
+            decode(body, u32::MAX, depths, |o, v, d| {
+                max_depth = max_depth.max(d);
+                let at = (base + o as usize) * width;
+                if let Some(b) = buf.get_mut(at..at + width) {
+                    match field {
+                        Field::Value => b[0] = v as u8,
+                        Field::Depth(w) => b.copy_from_slice(&d.to_le_bytes()[..w]),
+                    }
                 }
             });
         }
-        return;
+        return max_depth;
     }
     let mid = records[records.len() / 2].0;
     let mut split = records.partition_point(|r| r.0 < mid);
@@ -102,8 +171,12 @@ fn apply(records: &[(u32, Vec<u8>)], buf: &mut [u8], first: u64) {
     }
     // Both halves hold records: lo's chunk is below c, hi's at or above it.
     let c = u64::from(records[split].0);
-    let at = (((c - first) * CHUNK) as usize).min(buf.len());
+    let at = (((c - first) * CHUNK) as usize * width).min(buf.len());
     let (left, right) = buf.split_at_mut(at);
     let (a, b) = records.split_at(split);
-    rayon::join(|| apply(a, left, first), || apply(b, right, c));
+    let (x, y) = rayon::join(
+        || apply(a, left, first, field, depths),
+        || apply(b, right, c, field, depths),
+    );
+    x.max(y)
 }

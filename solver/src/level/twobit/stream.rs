@@ -28,14 +28,27 @@ pub(super) fn list_batch(bits: StateBits) -> usize {
 }
 
 impl TwoBit<'_> {
-    /// The stream of step `i`; returns the seeds it found.
+    /// The stream of step `i`; returns the seeds it found. With depths the lost seeds are
+    /// found first, so that their loss tests see only the wins of the steps before: a child
+    /// won by this stream is of depth 0, which makes its loser one of depth 1 at least (the
+    /// propagation finds it).
     pub(super) fn stream_step(&self, i: u32, log: &SettledLog) -> Result<u64, TableError> {
-        let one_bit = self.bits == StateBits::One;
-        let first = i == self.level.seeds() && !one_bit;
-        let e = i as i8;
+        let mut seeds = 0;
+        if self.depths {
+            seeds += self.stream_lost(i, log)?;
+            seeds += self.stream_won(i, log)?;
+        } else {
+            seeds += self.stream_won(i, log)?;
+            seeds += self.stream_lost(i, log)?;
+        }
+        Ok(seeds)
+    }
+
+    /// The +i list: each position not settled yet is won, a seed.
+    fn stream_won(&self, i: u32, log: &SettledLog) -> Result<u64, TableError> {
         let mut won = RecordWriter::open(&self.work.join(SEEDS_WON), false, &self.io)?;
-        let mut seeds = self.each_record(
-            ExitList::Value(e),
+        let seeds = self.each_record(
+            ExitList::Value(i as i8),
             Some((&mut won, i, Some(log))),
             |c, offsets| {
                 let start = u64::from(c) * CHUNK;
@@ -47,6 +60,15 @@ impl TwoBit<'_> {
             },
         )?;
         won.finish()?;
+        Ok(seeds)
+    }
+
+    /// The −i list (at the first step, the positions without an exit made losable before):
+    /// each position becomes losable, and is lost, a seed, if its children are all won.
+    fn stream_lost(&self, i: u32, log: &SettledLog) -> Result<u64, TableError> {
+        let one_bit = self.bits == StateBits::One;
+        let first = i == self.level.seeds() && !one_bit;
+        let e = i as i8;
         if first {
             self.each_record(ExitList::NoExit, None, |c, offsets| {
                 let start = u64::from(c) * CHUNK;
@@ -57,7 +79,7 @@ impl TwoBit<'_> {
             })?;
         }
         let mut lost = RecordWriter::open(&self.work.join(SEEDS_LOST), false, &self.io)?;
-        seeds += self.each_record(
+        let seeds = self.each_record(
             ExitList::Value(-e),
             Some((&mut lost, i, (!one_bit).then_some(log))),
             |c, offsets| {
@@ -144,7 +166,7 @@ impl TwoBit<'_> {
                 entries.clear();
                 entries.extend(
                     s.iter()
-                        .map(|&(k, won)| entry(start + u64::from(k), *i, won)),
+                        .map(|&(k, won)| entry(start + u64::from(k), *i, won, 0)),
                 );
                 log.add(&entries)?;
             }

@@ -12,6 +12,10 @@
 //!                         `candidates`), one record per chunk, removed once read
 //!   part-000, part-001, … the positions settled so far with their values, one file per exit
 //!                         bucket, a flush's records in chunk order (see `log`)
+//!   depths                empty; there when the part files carry depths (`build --depth` in
+//!                         two-bit mode: the steps settle in waves, see `propagate`)
+//!   wave.won-0, …         with depths: what the wave in progress found, spilled where it
+//!   wave.lost-0, …        outgrew its memory (`crate::position_set`), removed once read
 //!   resume, resume.tmp    the checkpoint (see `checkpoint`)
 //!   level-NN.values       the table while it is written, then renamed into the database
 //! ```
@@ -27,7 +31,13 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use awari_db::TableError;
 
-use crate::seed_records::RecordReader;
+use crate::seed_records::{Body, RecordReader};
+
+/// The file whose presence says that the part files carry depths.
+pub(super) const DEPTHS: &str = "depths";
+/// The stems of the spill files of what a wave finds (with depths).
+pub(super) const WAVE_WON: &str = "wave.won-";
+pub(super) const WAVE_LOST: &str = "wave.lost-";
 
 /// Disk I/O of the level in progress, counted as requested (work, seed and checkpoint files).
 #[derive(Default)]
@@ -188,15 +198,28 @@ impl super::TwoBit<'_> {
         buffer: usize,
     ) -> Result<RecordReader<'_>, TableError> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let values = name.is_some_and(|n| part_of(&n).is_some());
+        let body = if name.is_some_and(|n| part_of(&n).is_some()) {
+            self.part_body()
+        } else {
+            Body::Seeds
+        };
         RecordReader::open(
             path,
             0,
             buffer,
             self.level.size(),
-            values,
+            body,
             Some(&self.io.read),
         )
+    }
+
+    /// What the part files' bodies hold after each offset.
+    pub(super) fn part_body(&self) -> Body {
+        if self.depths {
+            Body::ValuesAndDepths
+        } else {
+            Body::Values
+        }
     }
 }
 
