@@ -125,7 +125,9 @@ pub enum Command {
         #[arg(long, value_parser = sys::parse_size)]
         memory: Option<u64>,
         /// Also write depth-to-conversion tables (level-NN.depth), which `awari-probe line` uses
-        /// to realise won positions and `verify` uses to prove the values.
+        /// to realise won positions and `verify` uses to prove the values. A level built in
+        /// two-bit mode finds its depths as it settles (its steps in waves); the others run
+        /// the depth pass after their values.
         #[arg(long)]
         depth: bool,
         #[arg(long, value_enum, default_value_t = DepthFormArg::Auto, help = DEPTH_FORM_HELP)]

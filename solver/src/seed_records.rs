@@ -431,11 +431,34 @@ mod tests {
                 .all(|&(k, _)| u64::from(k) < CHUNK));
             assert!(decode_seeds(&bytes, 100).iter().all(|&(k, _)| k < 100));
             // What the reader lets through stays inside the level.
-            if within_level(&bytes, 0, 100, false) {
+            if within_level(&bytes, 0, 100, Body::Seeds) {
                 assert!(decode_seeds(&bytes, 100).iter().all(|&(k, _)| k < 100));
             }
         }
         assert!(decode_seeds(&[0xff; 40], u32::MAX).is_empty());
+    }
+
+    #[test]
+    fn part_bodies_are_checked_with_their_depths() {
+        // Offsets 0 and 5 (gaps 1, 5), value bytes, and depths 3 and 300 (two varint bytes).
+        let with_depths = [1, 2, 3, 5, 0xfe, 0xac, 0x02];
+        assert!(within_level(&with_depths, 0, 100, Body::ValuesAndDepths));
+        assert!(!within_level(&with_depths, 0, 100, Body::Values));
+        // Cut inside a depth, a depth of 4 bytes (past u16), an offset past the level.
+        assert!(!within_level(
+            &with_depths[..6],
+            0,
+            100,
+            Body::ValuesAndDepths
+        ));
+        assert!(!within_level(
+            &[1, 2, 0x80, 0x80, 0x80, 0x01],
+            0,
+            100,
+            Body::ValuesAndDepths
+        ));
+        assert!(!within_level(&with_depths, 0, 5, Body::ValuesAndDepths));
+        assert!(within_level(&[1, 2, 5, 0xfe], 0, 100, Body::Values));
     }
 
     /// A directory removed when dropped.
@@ -481,7 +504,7 @@ mod tests {
             &path,
             std::fs::metadata(&path).unwrap().len(),
             4 * CHUNK,
-            false,
+            Body::Seeds,
         )
         .unwrap();
         let bytes = std::fs::read(&path).unwrap();

@@ -253,8 +253,13 @@ impl<'a> TwoBit<'a> {
             waves: AtomicU64::new(0),
         };
         if let Some(c) = checkpoint {
-            // The part files follow the buckets of the run that wrote them.
+            // The part files follow the buckets of the run that wrote them, and carry depths
+            // if it wrote them.
             builder.bucket = c.bucket;
+            builder.depths = c.files.iter().any(|(f, _)| f == DEPTHS);
+            if builder.depths && bits == StateBits::One {
+                return Err(BuilderError::DepthsInOneBit { level: n });
+            }
             if let Err(e) = builder.roll_back(&c.files) {
                 let TableError::Damaged { .. } = e else {
                     return Err(e.into());
@@ -268,10 +273,6 @@ impl<'a> TwoBit<'a> {
                 builder.bucket = bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT;
                 builder.begin_depths(depths)?;
                 return Ok(builder);
-            }
-            builder.depths = builder.work.join(DEPTHS).exists();
-            if builder.depths && bits == StateBits::One {
-                return Err(BuilderError::DepthsInOneBit { level: n });
             }
             if let Stage::Settle { next } = c.stage {
                 builder.restore_states(next)?;
@@ -410,8 +411,13 @@ impl<'a> TwoBit<'a> {
             let settled = self.propagate_step(next, &log, progress)?;
             if timings {
                 let c = &self.candidates;
+                let waves = if self.depths {
+                    format!(" in {} waves", self.waves.swap(0, Relaxed))
+                } else {
+                    String::new()
+                };
                 eprintln!(
-                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation, {:.2} s; rounds {}, spill files {} so far, lookups {:.2} s of threads, candidates {}, losable {}",
+                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation{waves}, {:.2} s; rounds {}, spill files {} so far, lookups {:.2} s of threads, candidates {}, losable {}",
                     t.elapsed().as_secs_f64(),
                     c.rounds.swap(0, Relaxed),
                     c.spills.load(Relaxed),

@@ -3,6 +3,7 @@
 //! a module's tests: `cargo test -p awari-solver --test it depth::`). The slow tier is the
 //! tests marked `#[ignore]`, most of them in [`levels_to_20`].
 
+mod build_depths;
 mod build_json;
 mod common;
 mod compare;

@@ -1,6 +1,6 @@
-//! Level 19 (50 M positions) built by the binary in each resumable mode (two-bit, one-bit,
-//! low-memory) and killed with SIGKILL at random moments, at least twelve times and at least
-//! three times in its settling steps. After every kill the directory holds only the tables,
+//! Level 19 (50 M positions) built by the binary in each resumable mode (two-bit, with depths
+//! too, one-bit, low-memory) and killed with SIGKILL at random moments, at least twelve times
+//! and at least three times in its settling steps. After every kill the directory holds only the tables,
 //! the level's work directory and at worst a half-written table; the checkpoint there is
 //! whole and never further back than after the kill before. The run that finishes says it
 //! resumed and writes the in-memory table, byte for byte, and leaves no other file.
@@ -9,12 +9,13 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use awari_db::{level_size, Rules};
+use awari_db::{depth_path, level_size, Rules};
 use awari_solver::twobit::Stage;
 use awari_solver::{lowmem, twobit, CheckpointError};
 
 use super::two_bit::extra_files;
 use super::{assert_level_same, copy_levels, reference, temp};
+use crate::common::reference::in_memory_depths;
 
 const N: u32 = 19;
 
@@ -28,6 +29,20 @@ fn killed_two_bit_build_resumes_to_the_same_bytes() {
         "level-19.work",
         twobit::checkpoint_stage,
         &[],
+    );
+}
+
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn killed_two_bit_build_with_depths_resumes_to_the_same_bytes() {
+    // Its steps in waves, what each finds spilled past 64 KiB (spill files left by kills),
+    // and its depth table written after the values: the in-memory build's depths.
+    killed_build_resumes(
+        "two-bit",
+        "48M",
+        "level-19.work",
+        twobit::checkpoint_stage,
+        &[("AWARI_WAVE_SET_BYTES", "65536")],
     );
 }
 
@@ -71,8 +86,28 @@ fn killed_build_resumes(
     let bin = env!("CARGO_BIN_EXE_awari-solver");
     let rules = Rules::Awari;
     let mem = reference(rules);
-    let dir = temp(&format!("{mode}-killed"));
+    let depths = env.iter().any(|(k, _)| *k == "AWARI_WAVE_SET_BYTES");
+    let dir = temp(&format!(
+        "{mode}-killed{}",
+        if depths { "-depths" } else { "" }
+    ));
     copy_levels(mem, &dir, 0..N);
+    let depth_tables = in_memory_depths(mem);
+    if depths {
+        for n in 0..N {
+            std::fs::copy(depth_path(&depth_tables, n), depth_path(&dir, n)).unwrap();
+        }
+    }
+    let with_depths = ["--depth", "--depth-form", "plain"];
+    let with_depths = if depths { &with_depths[..] } else { &[] };
+    // The files a kill may leave besides the values (the depth tables of the levels below
+    // and level 19's, whole or half written, where it writes depths).
+    let expected = |f: &str| {
+        f == work
+            || f == "level-19.values"
+            || f == "level-19.values.tmp"
+            || (depths && (f.ends_with(".depth") || f == "level-19.depth.tmp"))
+    };
     let args = [
         "build",
         "--max-stones",
@@ -109,6 +144,7 @@ fn killed_build_resumes(
             .envs(env.iter().copied())
             .args(args)
             .arg(&dir)
+            .args(with_depths)
             .stdout(std::fs::File::create(&out_path).unwrap())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -134,7 +170,7 @@ fn killed_build_resumes(
         );
         for f in extra_files(&dir, N - 1) {
             assert!(
-                f == work || f == "level-19.values" || f == "level-19.values.tmp",
+                expected(&f),
                 "{mode}: unexpected {f} after kill {kills} (seed {seed})"
             );
         }
@@ -160,6 +196,7 @@ fn killed_build_resumes(
                 .envs(env.iter().copied())
                 .args(args)
                 .arg(&dir)
+                .args(with_depths)
                 .output()
                 .unwrap();
             assert!(
@@ -172,7 +209,16 @@ fn killed_build_resumes(
     };
     assert!(text.contains("level 19: resumed at"), "{mode}: {text}");
     assert_level_same(mem, &dir, N);
-    assert_eq!(extra_files(&dir, N), Vec::<String>::new(), "{mode}");
+    let mut left = extra_files(&dir, N);
+    if depths {
+        assert_eq!(
+            std::fs::read(depth_path(&dir, N)).unwrap(),
+            std::fs::read(depth_path(&depth_tables, N)).unwrap(),
+            "{mode}: the depth tables differ"
+        );
+        left.retain(|f| !f.ends_with(".depth"));
+    }
+    assert_eq!(left, Vec::<String>::new(), "{mode}");
     assert!(level_size(N) > 40_000_000);
     std::fs::remove_dir_all(&dir).unwrap();
     let _ = std::fs::remove_file(&log);
