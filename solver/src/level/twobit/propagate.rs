@@ -54,6 +54,9 @@ pub(super) struct Wave<'w> {
     lost: &'w SpillingSet,
 }
 
+/// Chunks and their entries: offsets, and whether won.
+type EntryBatch = Vec<(u32, Vec<(u32, bool)>)>;
+
 /// A wave's entries of one sign, a batch of chunks at a time: a seed file (wave 0) or what
 /// the wave before found.
 enum Entries<'r> {
@@ -68,7 +71,7 @@ impl Entries<'_> {
         &mut self,
         bytes: usize,
         size: u64,
-    ) -> Result<Vec<(u32, Vec<(u32, bool)>)>, TableError> {
+    ) -> Result<EntryBatch, TableError> {
         match self {
             Entries::File(reader) => Ok(reader
                 .batch(bytes)?
