@@ -73,6 +73,17 @@ pub const ONE_BIT_PROVE_RATIO: f64 =
 /// back (the same run: 21.5 bytes a position against 14.3, the lower levels' 4 further passes
 /// 6.9 of the difference).
 pub const ONE_BIT_PROVE_BYTES: f64 = 0.5;
+/// A two-bit level built with its depths (`build --depth`: its steps settled in waves, its
+/// depth table merged from its own files) against its values alone, in time: level 25 of awari
+/// on the 2-core machine, `--memory` 0.34 bytes a position, 240.6 s against 174.1 s (and 162.4
+/// s more for the depth pass after the values alone; level 24 under 0.36: 1.28;
+/// `scripts/bench-build-depth.sh`, see docs/performance.md).
+pub const TWO_BIT_DEPTHS_TIME: f64 = 240.6 / 174.1;
+/// The bytes a position it reads and writes besides the values alone's: the part files read a
+/// second time, the depth table, the depths in the part files, the waves' spills (the same
+/// run: 13.9 read and 7.1 written against 9.3 and 4.6).
+pub const TWO_BIT_DEPTHS_BYTES: f64 = 7.1;
+
 /// The default sequential disk bandwidth, bytes per second: a SATA SSD (an assumption, not a
 /// measurement; a fast NVMe drive does 2000 MB/s or more).
 pub const DEFAULT_BANDWIDTH: f64 = 500e6;
@@ -550,8 +561,18 @@ pub(crate) fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
         }
     };
     // The depth pass after the values: its RAM, time, I/O and wave files; in one bit a
-    // position (by value class) where two do not fit.
-    let (mode, ram, compute, io, work) = if depth {
+    // position (by value class) where two do not fit. A two-bit level finds its depths as it
+    // settles instead.
+    let two_bit = choice.fits && choice.mode == Mode::TwoBit;
+    let (mode, ram, compute, io, work) = if depth && two_bit {
+        (
+            format!("{mode}, with depths"),
+            ram,
+            compute * TWO_BIT_DEPTHS_TIME,
+            io + (p as f64 * TWO_BIT_DEPTHS_BYTES) as u64,
+            work,
+        )
+    } else if depth {
         let one_bit = m
             .memory
             .is_some_and(|memory| memory < crate::depth::memory_needed(n));
@@ -634,6 +655,29 @@ mod tests {
 
     fn choice(mode: Mode, needed: u64, fits: bool) -> Result<Choice, NotOffered> {
         Ok(Choice { mode, needed, fits })
+    }
+
+    /// With `--depth`, a two-bit level finds its depths as it settles (its values' time ×
+    /// [`TWO_BIT_DEPTHS_TIME`], [`TWO_BIT_DEPTHS_BYTES`] a position more moved, the same RAM);
+    /// in-memory and one-bit levels run the depth pass after their values.
+    #[test]
+    fn a_two_bit_level_with_depths_costs_its_waves_not_a_depth_pass() {
+        let m = Machine::defaults(16, Some(32 << 30));
+        let (values, depths) = (level_plan(40, &m, false), level_plan(40, &m, true));
+        assert!(values.mode.starts_with("two-bit"), "{}", values.mode);
+        assert_eq!(depths.mode, format!("{}, with depths", values.mode));
+        assert!((depths.compute / values.compute - TWO_BIT_DEPTHS_TIME).abs() < 1e-9);
+        let more = depths.io - values.io;
+        assert_eq!(more, (level_size(40) as f64 * TWO_BIT_DEPTHS_BYTES) as u64);
+        assert_eq!(depths.ram, values.ram);
+        for (n, pass) in [
+            (36, "memory, then the depth pass"),
+            (48, "then the depth pass in one bit"),
+        ] {
+            let p = level_plan(n, &m, true);
+            assert!(p.mode.contains(pass), "level {n}: {}", p.mode);
+            assert!(p.compute > level_plan(n, &m, false).compute);
+        }
     }
 
     /// A forced mode is kept with its own need, fitting or not, and asks no tie-break.

@@ -227,6 +227,8 @@ pub(crate) struct SpillingSet {
     size: u64,
     /// The first error of a spill, where it happened on a worker thread.
     error: Mutex<Option<TableError>>,
+    /// Bytes of spill files written (merged ones included).
+    spilled: AtomicU64,
 }
 
 impl SpillingSet {
@@ -239,6 +241,7 @@ impl SpillingSet {
             stem,
             size,
             error: Mutex::new(None),
+            spilled: AtomicU64::new(0),
         }
     }
 
@@ -267,7 +270,8 @@ impl SpillingSet {
         let (files, written) = &mut *spills;
         let path = PathBuf::from(format!("{}{written}", self.stem.display()));
         *written += 1;
-        write_spill(&path, spill_records(self.set.take()))?;
+        let bytes = write_spill(&path, spill_records(self.set.take()))?;
+        self.spilled.fetch_add(bytes, Relaxed);
         files.push(path);
         if files.len() >= MAX_SPILLS {
             // Merged into one: read back in chunk order, each chunk's positions once.
@@ -275,7 +279,7 @@ impl SpillingSet {
             *written += 1;
             let mut merged = Merged::new(Vec::new(), self.readers(files)?, self.size);
             let mut failed = None;
-            write_spill(
+            let bytes = write_spill(
                 &path,
                 std::iter::from_fn(|| match merged.next_chunk() {
                     Ok(Some((c, offsets))) => {
@@ -293,6 +297,7 @@ impl SpillingSet {
             if let Some(e) = failed {
                 return Err(e);
             }
+            self.spilled.fetch_add(bytes, Relaxed);
             for old in files.drain(..) {
                 std::fs::remove_file(&old)
                     .map_err(|source| TableError::Io { path: old, source })?;
@@ -317,6 +322,11 @@ impl SpillingSet {
         }
         let readers = self.readers(&self.spills.lock().expect("no panic holds it").0)?;
         Ok(Merged::new(self.set.take(), readers, self.size))
+    }
+
+    /// Bytes of spill files written so far (those merged into one included).
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.spilled.load(Relaxed)
     }
 
     /// Spill files written so far (those merged into one included).
@@ -344,17 +354,20 @@ impl SpillingSet {
 pub(crate) fn write_spill(
     path: &Path,
     records: impl Iterator<Item = Vec<u8>>,
-) -> Result<(), TableError> {
+) -> Result<u64, TableError> {
     let io = |source| TableError::Io {
         path: path.to_path_buf(),
         source,
     };
     let file = std::fs::File::create(path).map_err(io)?;
     let mut out = std::io::BufWriter::with_capacity(WRITE_BUFFER, file);
+    let mut bytes = 0;
     for record in records {
         std::io::Write::write_all(&mut out, &record).map_err(io)?;
+        bytes += record.len() as u64;
     }
-    std::io::Write::flush(&mut out).map_err(io)
+    std::io::Write::flush(&mut out).map_err(io)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

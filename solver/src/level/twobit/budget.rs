@@ -64,14 +64,15 @@ pub(super) fn log_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
     (left_beside_states(n, bucket, bits) / LOG_BYTES_PER_ENTRY).clamp(MIN_LOG, most) as usize
 }
 
-/// With depths: bytes held of the positions a wave finds of each sign before they spill, a
-/// quarter of the log's share each (the log keeps half).
+/// With depths: bytes held of the positions a wave finds of each sign before they spill, an
+/// eighth of the log's share each (the log keeps half): the sets of the wave being read and
+/// of the wave being found are held at once, four in all.
 /// `AWARI_WAVE_SET_BYTES` sets it (tests: 1 spills every addition).
 pub(super) fn wave_set_bytes(n: u32, bucket: u64, bits: StateBits) -> u64 {
     std::env::var("AWARI_WAVE_SET_BYTES")
         .ok()
         .and_then(|b| b.parse().ok())
-        .unwrap_or(log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY / 4)
+        .unwrap_or(log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY / 8)
 }
 
 /// Bytes of candidates held before a round looks them up (one bit; two bits: none).

@@ -11,6 +11,8 @@
 //! bucket) where the conversion of the values found a depth above 255.
 
 use awari_db::table::CHECKSUM_CHUNK;
+use std::sync::atomic::Ordering::Relaxed;
+
 use awari_db::{depth_path, Header, TableError, TableWriter};
 
 use super::log::decode;
@@ -55,7 +57,10 @@ impl TwoBit<'_> {
             .expect("a work directory in the database");
         let mut writer =
             TableWriter::create(depth_path(dir, n), Header::depth(self.rules, n, width))?;
-        self.merge_parts(Field::Depth(usize::from(width)), |d| writer.write(d))?;
+        self.merge_parts(Field::Depth(usize::from(width)), |d| {
+            self.io.written.fetch_add(d.len() as u64, Relaxed);
+            writer.write(d)
+        })?;
         writer.finish()?;
         Ok(())
     }

@@ -67,11 +67,7 @@ enum Entries<'r> {
 
 impl Entries<'_> {
     /// The next chunks' entries (offsets, and whether won), about `bytes` of records' worth.
-    fn batch(
-        &mut self,
-        bytes: usize,
-        size: u64,
-    ) -> Result<EntryBatch, TableError> {
+    fn batch(&mut self, bytes: usize, size: u64) -> Result<EntryBatch, TableError> {
         match self {
             Entries::File(reader) => Ok(reader
                 .batch(bytes)?
@@ -186,6 +182,10 @@ impl TwoBit<'_> {
             }
             self.waves.fetch_add(1, Relaxed);
             total += settled;
+            // Spill files are written once and read back once (not synced: never resumed).
+            let spilled = won.spilled_bytes() + lost.spilled_bytes();
+            self.io.written.fetch_add(spilled, Relaxed);
+            self.io.read.fetch_add(spilled, Relaxed);
             // The spill files of the wave before are read: they go.
             if depth > 1 {
                 for stem in [WAVE_WON, WAVE_LOST] {

@@ -14,8 +14,9 @@
 //!                         bucket, a flush's records in chunk order (see `log`)
 //!   depths                empty; there when the part files carry depths (`build --depth` in
 //!                         two-bit mode: the steps settle in waves, see `propagate`)
-//!   wave.won-0, …         with depths: what the wave in progress found, spilled where it
-//!   wave.lost-0, …        outgrew its memory (`crate::position_set`), removed once read
+//!   wave-00001.won-0, …   with depths: what wave K of the step in progress found, spilled
+//!   wave-00001.lost-0, …  where it outgrew its memory (`crate::position_set`), removed once
+//!                         read
 //!   resume, resume.tmp    the checkpoint (see `checkpoint`)
 //!   level-NN.values       the table while it is written, then renamed into the database
 //! ```
