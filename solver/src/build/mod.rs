@@ -347,14 +347,15 @@ pub fn build(
         };
         levels.insert(Table::open(&path, expect(Content::Values))?);
         checked[n as usize] = true;
-        let max_depth = match (opts.depth, built.max_depth) {
-            // Written by the build itself (two-bit, settled in waves): stored as asked.
-            (true, Some(d)) => {
+        let max_depth = match built.max_depth {
+            // Written by the build itself (two-bit, settled in waves; a level begun with
+            // `--depth` writes one even when resumed without): stored as asked.
+            Some(d) => {
                 crate::depth::store_depth(&mut levels, n, opts.depth_form, progress)?;
                 Some(d)
             }
-            (true, None) => Some(add_depth(opts, &mut levels, n, progress)?.max_depth),
-            (false, _) => None,
+            None if opts.depth => Some(add_depth(opts, &mut levels, n, progress)?.max_depth),
+            None => None,
         };
         let seconds = if opts.depth {
             seconds.max(start.elapsed().as_secs_f64())

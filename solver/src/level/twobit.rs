@@ -257,9 +257,6 @@ impl<'a> TwoBit<'a> {
             // if it wrote them.
             builder.bucket = c.bucket;
             builder.depths = c.files.iter().any(|(f, _)| f == DEPTHS);
-            if builder.depths && bits == StateBits::One {
-                return Err(BuilderError::DepthsInOneBit { level: n });
-            }
             if let Err(e) = builder.roll_back(&c.files) {
                 let TableError::Damaged { .. } = e else {
                     return Err(e.into());
@@ -273,6 +270,9 @@ impl<'a> TwoBit<'a> {
                 builder.bucket = bucket.max(1).div_ceil(BUCKET_UNIT) * BUCKET_UNIT;
                 builder.begin_depths(depths)?;
                 return Ok(builder);
+            }
+            if builder.depths && bits == StateBits::One {
+                return Err(BuilderError::DepthsInOneBit { level: n });
             }
             if let Stage::Settle { next } = c.stage {
                 builder.restore_states(next)?;

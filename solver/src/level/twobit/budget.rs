@@ -65,14 +65,18 @@ pub(super) fn log_capacity(n: u32, bucket: u64, bits: StateBits) -> usize {
 }
 
 /// With depths: bytes held of the positions a wave finds of each sign before they spill, an
-/// eighth of the log's share each (the log keeps half): the sets of the wave being read and
-/// of the wave being found are held at once, four in all.
+/// eighth of the log's share each (the log keeps half) less an empty set's (its locks): the
+/// sets of the wave being read and of the wave being found are held at once, four in all.
 /// `AWARI_WAVE_SET_BYTES` sets it (tests: 1 spills every addition).
 pub(super) fn wave_set_bytes(n: u32, bucket: u64, bits: StateBits) -> u64 {
     std::env::var("AWARI_WAVE_SET_BYTES")
         .ok()
         .and_then(|b| b.parse().ok())
-        .unwrap_or(log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY / 8)
+        .unwrap_or_else(|| {
+            (log_capacity(n, bucket, bits) as u64 * LOG_BYTES_PER_ENTRY / 8)
+                .saturating_sub(crate::position_set::PositionSet::empty_bytes(level_size(n)))
+                .max(1)
+        })
 }
 
 /// Bytes of candidates held before a round looks them up (one bit; two bits: none).

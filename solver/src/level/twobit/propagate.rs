@@ -173,7 +173,10 @@ impl TwoBit<'_> {
                     settled += batch
                         .par_iter()
                         .map(|(c, seeds)| {
-                            progress.advance(seeds.len() as u64);
+                            // The entries of later waves were counted when settled.
+                            if depth == 1 {
+                                progress.advance(seeds.len() as u64);
+                            }
                             self.propagate_chunk(*c, seeds, i, log, progress, Some(&wave))
                         })
                         .sum::<Result<u64, TableError>>()?;
@@ -192,7 +195,18 @@ impl TwoBit<'_> {
                     remove_spills(&self.work, depth - 1, stem)?;
                 }
             }
-            if settled == 0 || depth == u16::MAX {
+            if settled > 0 && depth == u16::MAX {
+                return Err(TableError::Io {
+                    path: self.work.clone(),
+                    source: std::io::Error::other(format!(
+                        "step {i} of level {}: a wave {} plies from conversion, past the \
+                         depths a table holds",
+                        self.level.seeds(),
+                        u16::MAX
+                    )),
+                });
+            }
+            if settled == 0 {
                 drop(entries);
                 for stem in [WAVE_WON, WAVE_LOST] {
                     remove_spills(&self.work, depth, stem)?;

@@ -14,7 +14,7 @@
 //!                         bucket, a flush's records in chunk order (see `log`)
 //!   depths                empty; there when the part files carry depths (`build --depth` in
 //!                         two-bit mode: the steps settle in waves, see `propagate`)
-//!   wave-00001.won-0, …   with depths: what wave K of the step in progress found, spilled
+//!   wave-00001.won-0, …   with depths: what wave 1 of the step in progress found, spilled
 //!   wave-00001.lost-0, …  where it outgrew its memory (`crate::position_set`), removed once
 //!                         read
 //!   resume, resume.tmp    the checkpoint (see `checkpoint`)
@@ -37,8 +37,8 @@ use crate::seed_records::{Body, RecordReader};
 /// The file whose presence says that the part files carry depths.
 pub(super) const DEPTHS: &str = "depths";
 /// The stems of the spill files of what a wave finds (with depths).
-pub(super) const WAVE_WON: &str = "wave.won-";
-pub(super) const WAVE_LOST: &str = "wave.lost-";
+pub(super) const WAVE_WON: &str = "won-";
+pub(super) const WAVE_LOST: &str = "lost-";
 
 /// Disk I/O of the level in progress, counted as requested (work, seed and checkpoint files).
 #[derive(Default)]
