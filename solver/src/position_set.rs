@@ -374,32 +374,30 @@ pub(crate) fn write_spill(
 mod tests {
     use super::*;
 
+    /// Every position `merged` reads back, in order.
+    fn read_back(mut merged: Merged) -> Vec<u64> {
+        let mut got = Vec::new();
+        while let Some((c, offsets)) = merged.next_chunk().unwrap() {
+            got.extend(offsets.iter().map(|&k| u64::from(c) * CHUNK + u64::from(k)));
+        }
+        got
+    }
+
     #[test]
     fn a_set_gives_back_its_positions_sorted_once_each() {
         let size = 3 * CHUNK + 17;
         let set = PositionSet::new(size, u64::MAX);
         let mut expected = Vec::new();
         // Repeats, any order, over several chunks and several adds (merged runs and pending).
-        let mut x = 12345u64;
+        let mut rng = awari_db::SplitMix64(12345);
         for _ in 0..40 {
-            let mut found: Vec<u64> = (0..100)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (x >> 20) % size
-                })
-                .collect();
+            let mut found: Vec<u64> = (0..100).map(|_| rng.below(size)).collect();
             expected.extend_from_slice(&found);
             set.add(&mut found);
         }
         expected.sort_unstable();
         expected.dedup();
-        let mut merged = Merged::new(set.take(), Vec::new(), size);
-        let mut got = Vec::new();
-        while let Some((c, offsets)) = merged.next_chunk().unwrap() {
-            got.extend(offsets.iter().map(|&k| u64::from(c) * CHUNK + u64::from(k)));
-        }
+        let got = read_back(Merged::new(set.take(), Vec::new(), size));
         assert_eq!(got, expected);
         assert!(set.take().is_empty());
         assert!(!set.full());
@@ -414,16 +412,9 @@ mod tests {
         let size = 5 * CHUNK + 123;
         let found = SpillingSet::new(dir.join("f-"), size, 1);
         let mut want = Vec::new();
-        let mut x = 7u64;
+        let mut rng = awari_db::SplitMix64(7);
         for _ in 0..50 {
-            let mut batch: Vec<u64> = (0..200)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (x >> 21) % size
-                })
-                .collect();
+            let mut batch: Vec<u64> = (0..200).map(|_| rng.below(size)).collect();
             want.extend_from_slice(&batch);
             found.add(&mut batch);
         }
@@ -432,12 +423,7 @@ mod tests {
         let (files, written) = (found.spill_files(), found.spills_written());
         assert!(written > MAX_SPILLS as u64 * 2, "{written} spills");
         assert!(files < MAX_SPILLS, "{files} files left");
-        let mut merged = found.merged().unwrap();
-        let mut got = Vec::new();
-        while let Some((c, offsets)) = merged.next_chunk().unwrap() {
-            got.extend(offsets.iter().map(|&k| u64::from(c) * CHUNK + u64::from(k)));
-        }
-        drop(merged);
+        let got = read_back(found.merged().unwrap());
         assert_eq!(got, want);
         found.remove_spills().unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
