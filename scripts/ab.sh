@@ -14,7 +14,12 @@
 #   LEVELS    N: levels 0..N;  A..B: levels A..B built on top of levels 0..A-1 of REUSE
 #   RUNS=2    runs of each side
 #   REUSE=DB  database holding levels 0..A-1 (hard-linked, or copied across file systems)
-#   MODE=memory|low-memory  the build algorithm of both sides (default: build's auto)
+#   BASE_REUSE=DB  the base's own levels 0..A-1 where it cannot read REUSE's (a base from
+#             before the plain tables' version 2 reads version 1 only): build them with the
+#             base's awari-solver (target/ab-base/release/awari-solver after a first run)
+#   MODE=memory|low-memory|two-bit  the build algorithm of both sides (default: build's auto)
+#   MEMORY=M  --memory M for every side (e.g. 0.34 bytes a position of the top level, so
+#             that two-bit takes the exit passes of a tight budget on both sides)
 #   LOWMEM=1  add a third side: the working tree with --mode low-memory, whose speed is then
 #             also given as a fraction of the working tree's in-memory speed
 #   VERIFY=1  also time `verify` of levels A..B by base and new (the low-memory side writes
@@ -76,17 +81,19 @@ mode_args() {
     new-low-memory) echo "--mode low-memory" ;;
     *) [ -n "${MODE:-}" ] && echo "--mode $MODE" || true ;;
   esac
+  [ -n "${MEMORY:-}" ] && echo "--memory $MEMORY" || true
 }
 # A fresh database directory for a side, with levels 0..FROM-1 of REUSE in it.
 fresh() {
-  local d=$WORK/$1
+  local d=$WORK/$1 from=$REUSE
+  [ "$1" = base ] && [ -n "${BASE_REUSE:-}" ] && from=$BASE_REUSE
   rm -rf "$d"
   mkdir -p "$d"
   if [ "$FROM" -gt 0 ]; then
     for k in $(seq 0 $((FROM - 1))); do
       f=$(printf "level-%02d.values" "$k")
-      [ -f "$REUSE/$f" ] || continue
-      ln "$REUSE/$f" "$d/$f" 2>/dev/null || cp "$REUSE/$f" "$d/$f"
+      [ -f "$from/$f" ] || continue
+      ln "$from/$f" "$d/$f" 2>/dev/null || cp "$from/$f" "$d/$f"
     done
   fi
   echo "$d"
@@ -148,7 +155,10 @@ for run in $(seq 1 "$RUNS"); do
     for k in $(seq "$FROM" "$TO"); do
       [ "$k" = 47 ] && continue
       f=$(printf "level-%02d.values" "$k")
-      cmp -s "$WORK/base/$f" "$WORK/$side/$f" || { echo "MISMATCH: $f of $side differs from base" >&2; exit 1; }
+      # Another table format (BASE_REUSE): the same values, compared entry by entry.
+      cmp -s "$WORK/base/$f" "$WORK/$side/$f" \
+        || { [ -n "${BASE_REUSE:-}" ] && "$NEW_SOLVER" compare "$WORK/base" "$WORK/$side" --stones "$k" > /dev/null; } \
+        || { echo "MISMATCH: $f of $side differs from base" >&2; exit 1; }
     done
     if [ "$BATCH" -gt 0 ] && [ "$side" != new-low-memory ]; then
       cmp -s "$WORK/base.batch.json" "$WORK/$side.batch.json" || { echo "MISMATCH: batch output of $side differs from base" >&2; exit 1; }

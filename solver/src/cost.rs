@@ -235,14 +235,21 @@ pub(crate) fn two_bit_estimate(n: u32, m: &Machine) -> (u64, u64, f64, u64) {
 /// `scripts/bench-level.sh` (the other build paused): 252.5 s against 149.0 s (0.59; two runs
 /// before its conversion's windows, 0.60 and 0.66; level 27: 0.60).
 pub(crate) const ONE_BIT_SPEED: f64 = 0.6;
-/// Bytes per position the one-bit algorithm moves besides the two-bit one's, the lower
-/// levels apart: its rounds of candidates reading the exit lists below 0, and its conversion
-/// reading a part file once per window (the same run: 27.3 in all, 12.1 of them the lower
-/// levels' 8 passes, against two-bit's 13.8 and 6.0).
-const ONE_BIT_ROUND_BYTES: f64 = 8.0;
+/// Bytes per position the one-bit algorithm moves besides the two-bit one's, the lower levels
+/// and the conversion's windows apart: its rounds of candidates reading the exit lists below
+/// 0, and the candidates it spills. Level 21 of awari under the memory of `plan --max-stones
+/// 48 --memory 32G --threads 16`'s level 48 (`--memory 38270209`, 6 exit passes, 2 threads):
+/// its own files 14.07 bytes a position read and written, of which 8.0 are two-bit's
+/// ([`twobit::work_io`]) and 2.1 the conversion's second reading of the part files (its
+/// `AWARI_TIMINGS` lines).
+const ONE_BIT_ROUND_BYTES: f64 = 4.0;
+/// Bytes per position of the log's part files, which the conversion reads once per window
+/// ([`twobit::convert_reads`] a bucket): the same run read 4.23 in 2 windows a bucket.
+const PART_BYTES: f64 = 2.1;
 
 /// The same in the two-bit algorithm with `bits` of state: one bit at [`ONE_BIT_SPEED`] of its
-/// speed, moving [`ONE_BIT_ROUND_BYTES`] a position more (a model from the two-bit one's).
+/// speed, moving [`ONE_BIT_ROUND_BYTES`] a position more and [`PART_BYTES`] more for each
+/// further window of its conversion (a model from the two-bit one's).
 pub(crate) fn records_estimate(
     n: u32,
     m: &Machine,
@@ -250,10 +257,12 @@ pub(crate) fn records_estimate(
 ) -> (u64, u64, f64, u64) {
     let p = level_size(n);
     let (speed, extra) = match bits {
-        twobit::StateBits::Two => (1.0, 0),
-        twobit::StateBits::One => (ONE_BIT_SPEED, (p as f64 * ONE_BIT_ROUND_BYTES) as u64),
+        twobit::StateBits::Two => (1.0, 0.0),
+        twobit::StateBits::One => (ONE_BIT_SPEED, ONE_BIT_ROUND_BYTES),
     };
     let bucket = twobit::exit_bucket(n, m.threads, m.memory, bits);
+    let rereads = twobit::convert_reads(n, bucket, bits) - 1;
+    let extra = (p as f64 * (extra + rereads as f64 * PART_BYTES)) as u64;
     let passes = p.div_ceil(bucket);
     let ram = twobit::memory_used(n, m.threads, bucket, bits);
     let compute = p as f64 / (m.rate * m.threads as f64 * m.two_bit_ratio * speed)
@@ -655,6 +664,27 @@ mod tests {
 
     fn choice(mode: Mode, needed: u64, fits: bool) -> Result<Choice, NotOffered> {
         Ok(Choice { mode, needed, fits })
+    }
+
+    /// One bit moves what two bits move with as many exit passes, its rounds' bytes, and its
+    /// part files once more for each further conversion window: level 21 under the 32 GB
+    /// plan's squeeze takes 6 passes and 2 windows a bucket, 20.80 bytes a position in all
+    /// (20.82 measured, see [`ONE_BIT_ROUND_BYTES`]).
+    #[test]
+    fn one_bit_traffic_counts_its_rounds_and_its_conversion_windows() {
+        let m = Machine::defaults(2, Some(38270209));
+        let (passes, _, _, io) = records_estimate(21, &m, twobit::StateBits::One);
+        assert_eq!(passes, 6);
+        let bucket = twobit::exit_bucket(21, 2, m.memory, twobit::StateBits::One);
+        assert_eq!(twobit::convert_reads(21, bucket, twobit::StateBits::One), 2);
+        let p = level_size(21) as f64;
+        let two_bits = two_bit_io(21, passes, 1.0) as f64;
+        let want = two_bits + p * (ONE_BIT_ROUND_BYTES + PART_BYTES);
+        assert!((io as f64 - want).abs() < 2.0, "{io} against {want}");
+        assert!((io as f64 / p - 20.82).abs() < 0.1, "{}", io as f64 / p);
+        // Two bits read their part files once.
+        let bucket = twobit::exit_bucket(21, 2, m.memory, twobit::StateBits::Two);
+        assert_eq!(twobit::convert_reads(21, bucket, twobit::StateBits::Two), 1);
     }
 
     /// With `--depth`, a two-bit level finds its depths as it settles (its values' time ×

@@ -84,7 +84,7 @@ mod propagate;
 mod stream;
 mod work_files;
 
-pub use budget::{disk_needed, exit_bucket, memory_needed, memory_used, work_io};
+pub use budget::{convert_reads, disk_needed, exit_bucket, memory_needed, memory_used, work_io};
 pub use checkpoint::checkpoint_stage;
 pub use codes::StateBits;
 pub use work_files::{remove_work_files, work_dir};
@@ -417,13 +417,15 @@ impl<'a> TwoBit<'a> {
                     String::new()
                 };
                 eprintln!(
-                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation{waves}, {:.2} s; rounds {}, spill files {} so far, lookups {:.2} s of threads, candidates {}, losable {}",
+                    "level {n} step {next}: {seeds} seeds in {t_stream:.2} s, {settled} settled by propagation{waves}, {:.2} s; rounds {}, spill files {} so far, lookups {:.2} s of threads, candidates {}, losable {}; work files read {:.2} and written {:.2} B/pos so far",
                     t.elapsed().as_secs_f64(),
                     c.rounds.swap(0, Relaxed),
                     c.spills.load(Relaxed),
                     c.lookup_nanos.swap(0, Relaxed) as f64 * 1e-9,
                     c.looked_up.swap(0, Relaxed),
                     c.losable.swap(0, Relaxed),
+                    self.io.read.load(Relaxed) as f64 / self.level.size() as f64,
+                    self.io.written.load(Relaxed) as f64 / self.level.size() as f64,
                 );
             }
             for name in [SEEDS_WON, SEEDS_LOST] {

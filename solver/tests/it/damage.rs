@@ -1,5 +1,5 @@
-//! No damaged byte becomes a wrong table: a two-bit build, a depth pass by waves and one by
-//! value classes are stopped part way (a panic from their progress reports, which leaves
+//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), a depth
+//! pass by waves and one by value classes are stopped part way (a panic from their progress reports, which leaves
 //! their work files and checkpoint as a kill would), a byte of one of those files is changed
 //! at random, and the pass is run again. Each run ends with the true table or a clean error
 //! (never a panic), and a run after a clean error writes the true table.
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use awari_db::{depth_path, level_path, Levels, Rules, SplitMix64};
-use awari_solver::build::{build_level, Mode, Plan};
+use awari_solver::build::{build_level_with_depths, Mode, Plan};
 use awari_solver::depth::{ClassPass, DepthPass};
 use awari_solver::Progress;
 
@@ -106,22 +106,23 @@ fn damage(files: &[PathBuf], rng: &mut SplitMix64) -> String {
 }
 
 /// What the damage test needs of one pass: run it in `dir` (stopped by `progress`), and the
-/// file of its result.
+/// files of its result.
 trait Pass: Sync {
     fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String>;
-    fn result(&self, dir: &Path) -> PathBuf;
+    fn results(&self, dir: &Path) -> Vec<PathBuf>;
     /// What the names of its work files in `dir` start with.
     fn work_prefix(&self) -> String;
 }
 
 /// Stop `pass` at several points, and at each, change a byte of its work files `trials`
-/// times, checking that every run ends with `want`'s bytes or a clean error. `name` names
+/// times, checking that every run ends with `want`'s bytes (a file each of its results) or a
+/// clean error. `name` names
 /// its directories: tests running at once need names of their own.
 fn damaged_runs_end_true_or_clean(
     name: &str,
     pass: &dyn Pass,
     base: &Path,
-    want: &[u8],
+    want: &[Vec<u8>],
     stops: &[usize],
     trials: usize,
 ) {
@@ -151,8 +152,10 @@ fn damaged_runs_end_true_or_clean(
             match r {
                 Err(_) => panic!("{name}: a panic after {what}"),
                 Ok(Ok(())) => {
-                    let got = std::fs::read(pass.result(&trial)).unwrap();
-                    assert!(got == want, "{name}: a wrong table after {what}");
+                    assert!(
+                        read(pass, &trial) == want,
+                        "{name}: a wrong table after {what}"
+                    );
                     wrote += 1;
                 }
                 Ok(Err(e)) => {
@@ -162,9 +165,8 @@ fn damaged_runs_end_true_or_clean(
                     pool()
                         .install(|| pass.run(&trial, &StopAt::new(0)))
                         .unwrap();
-                    let got = std::fs::read(pass.result(&trial)).unwrap();
                     assert!(
-                        got == want,
+                        read(pass, &trial) == want,
                         "{name}: a wrong table after {what} and a rerun"
                     );
                 }
@@ -179,27 +181,40 @@ fn damaged_runs_end_true_or_clean(
     );
 }
 
+/// The bytes of `pass`'s results in `dir`.
+fn read(pass: &dyn Pass, dir: &Path) -> Vec<Vec<u8>> {
+    let read = |p: PathBuf| std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    pass.results(dir).into_iter().map(read).collect()
+}
+
 struct TwoBitPass {
     n: u32,
+    /// The build settles in waves and writes the depth table too.
+    depths: bool,
 }
 
 impl Pass for TwoBitPass {
     fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
         let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
         // Buckets of one checksum chunk: the exits phase checkpoints between them.
-        build_level(
+        build_level_with_depths(
             dir,
             self.n,
             Rules::Awari,
             &levels,
             Plan::TwoBit { bucket: 1 },
+            self.depths,
             progress,
         )
         .map(|_| ())
         .map_err(|e| awari_db::one_line(&e))
     }
-    fn result(&self, dir: &Path) -> PathBuf {
-        level_path(dir, self.n)
+    fn results(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut results = vec![level_path(dir, self.n)];
+        if self.depths {
+            results.push(depth_path(dir, self.n));
+        }
+        results
     }
     fn work_prefix(&self) -> String {
         format!("level-{:02}.work", self.n)
@@ -226,8 +241,8 @@ impl Pass for DepthWaves {
                 .map_err(|e| awari_db::one_line(&e))
         }
     }
-    fn result(&self, dir: &Path) -> PathBuf {
-        depth_path(dir, self.n)
+    fn results(&self, dir: &Path) -> Vec<PathBuf> {
+        vec![depth_path(dir, self.n)]
     }
     /// `level-NN.d…`: the checkpoint, the waves, the class lists (not the values).
     fn work_prefix(&self) -> String {
@@ -242,22 +257,27 @@ fn values(tag: &str, top: u32) -> PathBuf {
     dir
 }
 
-fn two_bit(n: u32, trials: usize) {
+/// The two-bit build of level `n`, with its depths where `depths` (their want: the depth pass
+/// of the in-memory values).
+fn two_bit(n: u32, depths: bool, trials: usize) {
     // Checkpoints at every step boundary.
     std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
-    let reference = values(&format!("two-bit-{n}"), n);
-    let want = std::fs::read(level_path(&reference, n)).unwrap();
-    let base = temp(&format!("damage-two-bit-base-{n}"));
+    let tag = format!("two-bit{}-{n}", if depths { "-depths" } else { "" });
+    let reference = values(&tag, n);
+    let mut want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
+    if depths {
+        let levels = Levels::open(&reference, Some(Rules::Awari)).unwrap();
+        pool()
+            .install(|| {
+                DepthPass::open(&levels, n, &reference, u64::MAX)?.run(true, 4, &StopAt::new(0))
+            })
+            .unwrap();
+        want.push(std::fs::read(depth_path(&reference, n)).unwrap());
+    }
+    let base = temp(&format!("damage-{tag}-base"));
     copy_levels(&reference, &base, 0..n);
-    let pass = TwoBitPass { n };
-    damaged_runs_end_true_or_clean(
-        &format!("two-bit-{n}"),
-        &pass,
-        &base,
-        &want,
-        &[2, 4, 7, 10],
-        trials,
-    );
+    let pass = TwoBitPass { n, depths };
+    damaged_runs_end_true_or_clean(&tag, &pass, &base, &want, &[2, 4, 7, 10], trials);
     std::fs::remove_dir_all(&reference).unwrap();
     std::fs::remove_dir_all(&base).unwrap();
 }
@@ -271,7 +291,7 @@ fn depth(n: u32, classes: bool, trials: usize) {
     pool()
         .install(|| DepthPass::open(&levels, n, &out, u64::MAX)?.run(true, 4, &StopAt::new(0)))
         .unwrap();
-    let want = std::fs::read(depth_path(&out, n)).unwrap();
+    let want = vec![std::fs::read(depth_path(&out, n)).unwrap()];
     drop(levels);
     let pass = DepthWaves { n, classes };
     damaged_runs_end_true_or_clean(
@@ -290,7 +310,12 @@ fn depth(n: u32, classes: bool, trials: usize) {
 // changed bytes at each stop.
 #[test]
 fn damaged_two_bit_work_files_never_make_a_wrong_table() {
-    two_bit(12, 5);
+    two_bit(12, false, 5);
+}
+
+#[test]
+fn damaged_work_files_of_a_two_bit_build_with_depths_never_make_a_wrong_table() {
+    two_bit(12, true, 5);
 }
 
 #[test]
@@ -309,7 +334,8 @@ fn damaged_class_pass_work_files_never_make_a_wrong_table() {
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_hundred_damaged_work_files_never_make_a_wrong_table() {
-    two_bit(14, 12);
+    two_bit(14, false, 12);
+    two_bit(14, true, 6);
     depth(15, false, 3);
     depth(15, true, 3);
 }

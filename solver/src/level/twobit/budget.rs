@@ -159,6 +159,12 @@ pub(super) fn convert_window(n: u32, bucket: u64, bits: StateBits) -> u64 {
     (bucket.saturating_sub(settled) / BUCKET_UNIT * BUCKET_UNIT).clamp(BUCKET_UNIT, bucket)
 }
 
+/// How many times the conversion reads each bucket's part file, with exit buckets of
+/// `bucket`: once per window ([`convert_window`]; two bits: once).
+pub fn convert_reads(n: u32, bucket: u64, bits: StateBits) -> u64 {
+    bucket.div_ceil(convert_window(n, bucket, bits)).max(1)
+}
+
 /// Bytes per position of the exit lists and the log at their largest (at most the 3.4 bytes
 /// per position written besides the table at level 26, with a margin).
 const FILES_BYTES_PER_POSITION: f64 = 4.0;

@@ -82,6 +82,7 @@ impl TwoBit<'_> {
         let window = (window / width / BUCKET_UNIT * BUCKET_UNIT).max(BUCKET_UNIT);
         let mut max_depth = 0;
         let mut buf = Vec::new();
+        let (read0, mut windows) = (self.io.read.load(Relaxed), 0);
         for (k, start) in (0..size.max(1)).step_by(self.bucket as usize).enumerate() {
             let end = (start + self.bucket).min(size);
             let part = self.work.join(part_name(k as u32));
@@ -112,7 +113,16 @@ impl TwoBit<'_> {
                     }
                 }
                 sink(&buf)?;
+                windows += 1;
             }
+        }
+        if std::env::var_os("AWARI_TIMINGS").is_some() {
+            eprintln!(
+                "level {} conversion: {windows} windows of {window} positions, buckets of {}; part files read {:.2} B/pos",
+                self.level.seeds(),
+                self.bucket,
+                (self.io.read.load(Relaxed) - read0) as f64 / size.max(1) as f64
+            );
         }
         Ok(max_depth)
     }
