@@ -18,6 +18,8 @@
 #             before the plain tables' version 2 reads version 1 only): build them with the
 #             base's awari-solver (target/ab-base/release/awari-solver after a first run)
 #   MODE=memory|low-memory|two-bit  the build algorithm of both sides (default: build's auto)
+#   BUILD_ARGS="..."  further `build` arguments for every side (e.g. "--depth --depth-form
+#             plain": REUSE's depth tables are linked too, and the sides' compared)
 #   MEMORY=M  --memory M for every side (e.g. 0.34 bytes a position of the top level, so
 #             that two-bit takes the exit passes of a tight budget on both sides)
 #   LOWMEM=1  add a third side: the working tree with --mode low-memory, whose speed is then
@@ -82,6 +84,7 @@ mode_args() {
     *) [ -n "${MODE:-}" ] && echo "--mode $MODE" || true ;;
   esac
   [ -n "${MEMORY:-}" ] && echo "--memory $MEMORY" || true
+  echo "${BUILD_ARGS:-}"
 }
 # A fresh database directory for a side, with levels 0..FROM-1 of REUSE in it.
 fresh() {
@@ -91,9 +94,10 @@ fresh() {
   mkdir -p "$d"
   if [ "$FROM" -gt 0 ]; then
     for k in $(seq 0 $((FROM - 1))); do
-      f=$(printf "level-%02d.values" "$k")
-      [ -f "$from/$f" ] || continue
-      ln "$from/$f" "$d/$f" 2>/dev/null || cp "$from/$f" "$d/$f"
+      for f in $(printf "level-%02d.values level-%02d.depth" "$k" "$k"); do
+        [ -f "$from/$f" ] || continue
+        ln "$from/$f" "$d/$f" 2>/dev/null || cp "$from/$f" "$d/$f"
+      done
     done
   fi
   echo "$d"
@@ -159,6 +163,10 @@ for run in $(seq 1 "$RUNS"); do
       cmp -s "$WORK/base/$f" "$WORK/$side/$f" \
         || { [ -n "${BASE_REUSE:-}" ] && "$NEW_SOLVER" compare "$WORK/base" "$WORK/$side" --stones "$k" > /dev/null; } \
         || { echo "MISMATCH: $f of $side differs from base" >&2; exit 1; }
+      f=$(printf "level-%02d.depth" "$k")
+      if [ -f "$WORK/base/$f" ] || [ -f "$WORK/$side/$f" ]; then
+        cmp -s "$WORK/base/$f" "$WORK/$side/$f" || { echo "MISMATCH: $f of $side differs from base" >&2; exit 1; }
+      fi
     done
     if [ "$BATCH" -gt 0 ] && [ "$side" != new-low-memory ]; then
       cmp -s "$WORK/base.batch.json" "$WORK/$side.batch.json" || { echo "MISMATCH: batch output of $side differs from base" >&2; exit 1; }

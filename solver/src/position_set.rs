@@ -47,24 +47,31 @@ impl Held {
         (self.run.capacity() + 4 * self.pending.capacity()) as u64
     }
 
-    /// Every offset, sorted, without repeats.
+    /// Every offset, sorted, without repeats: the pending ones sorted alone and merged into
+    /// the run as it is decoded (the run is sorted already).
     pub(crate) fn sorted(&self) -> Vec<u32> {
-        let mut all = Vec::with_capacity(self.count + self.pending.len());
+        let mut pending = self.pending.clone();
+        pending.sort_unstable();
+        pending.dedup();
+        let mut pending = pending.into_iter().peekable();
+        let mut all = Vec::with_capacity(self.count + pending.len());
         let (mut x, mut shift, mut prev) = (0u32, 0u32, -1i64);
         for &b in &self.run {
             x |= u32::from(b & 0x7f) << shift;
             shift += 7;
             if b < 0x80 {
                 prev += i64::from(x);
-                all.push(prev as u32);
+                let k = prev as u32;
+                while let Some(p) = pending.next_if(|&p| p <= k) {
+                    if p < k {
+                        all.push(p);
+                    }
+                }
+                all.push(k);
                 (x, shift) = (0, 0);
             }
         }
-        all.extend_from_slice(&self.pending);
-        if !self.pending.is_empty() {
-            all.sort_unstable();
-            all.dedup();
-        }
+        all.extend(pending);
         all
     }
 
@@ -388,10 +395,14 @@ mod tests {
         let size = 3 * CHUNK + 17;
         let set = PositionSet::new(size, u64::MAX);
         let mut expected = Vec::new();
-        // Repeats, any order, over several chunks and several adds (merged runs and pending).
+        // Repeats, any order, over several chunks and several adds (merged runs and pending):
+        // half of them among 500 positions, repeated within an add, within the pending
+        // offsets and between those and the run.
         let mut rng = awari_db::SplitMix64(12345);
         for _ in 0..40 {
-            let mut found: Vec<u64> = (0..100).map(|_| rng.below(size)).collect();
+            let mut found: Vec<u64> = (0..100)
+                .map(|i| rng.below(if i % 2 == 0 { size } else { 500 }))
+                .collect();
             expected.extend_from_slice(&found);
             set.add(&mut found);
         }
