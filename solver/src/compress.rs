@@ -55,6 +55,9 @@ pub enum CompressError {
     /// A table that could not be read or written.
     #[error(transparent)]
     Table(#[from] TableError),
+    /// Another process writes into the output directory.
+    #[error(transparent)]
+    Locked(#[from] crate::sys::LockError),
     /// The output directory could not be made.
     #[error("cannot create {}: {source}", dir.display())]
     CreateDir {
@@ -376,6 +379,8 @@ pub fn compress_db(
             dir: out.to_path_buf(),
         });
     }
+    // One writer at a time into the output.
+    let _lock = crate::sys::lock_dir(out)?;
     // The output's own tables must be of the same rule set.
     Levels::open(out, Some(source.rules()))?;
     let mut reports = Vec::new();

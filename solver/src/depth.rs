@@ -158,6 +158,9 @@ pub enum DepthError {
     /// The state could not be allocated.
     #[error("cannot allocate the depth pass's state: {0}")]
     Alloc(std::io::Error),
+    /// Another process writes into the directory.
+    #[error(transparent)]
+    Locked(#[from] crate::sys::LockError),
     /// The disk filled up under a work file or the table. Nothing is left under a final
     /// name; the wave files written so far are kept for a resume.
     #[error("level {level}: the disk is full writing {} (the depth pass needs about {} there, its wave files and its table); free space and run it again, which resumes it at its last checkpoint", path.display(), crate::sys::human(*needed))]

@@ -167,7 +167,9 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// An exclusive lock on a database directory, held while a build writes into it: `flock` on
+/// An exclusive lock on a database directory, held while a build, a depth pass (`depth`), a
+/// compression (its output) or a proof (`verify --prove`, where its work files go) writes into
+/// it: `flock` on
 /// the directory itself (no file is made), released when this is dropped or the process ends,
 /// however it ends (SIGKILL included), so that no lock is ever left stale.
 pub struct DirLock {
@@ -177,8 +179,8 @@ pub struct DirLock {
 /// Why a directory could not be locked.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// Another process holds the lock: another build writes into the directory.
-    #[error("another awari-solver build is writing into {}: wait for it to end, or use another directory", .0.display())]
+    /// Another process holds the lock: it writes into the directory.
+    #[error("another awari-solver process (a build, a depth pass, a compression or a proof) is writing into {}: wait for it to end, or use another directory", .0.display())]
     Busy(std::path::PathBuf),
     /// The directory could not be opened or locked.
     #[error("cannot lock {}: {source}", path.display())]

@@ -39,6 +39,9 @@ pub enum VerifyError {
     /// A level is missing or unreadable.
     #[error(transparent)]
     Db(#[from] DbError),
+    /// Another process writes into the directory of the proof's work files.
+    #[error(transparent)]
+    Locked(#[from] crate::sys::LockError),
     /// The proof's depth pass failed (other than by a failed check).
     #[error(transparent)]
     Depth(#[from] crate::depth::DepthError),
@@ -472,6 +475,8 @@ fn prove_level(
 ) -> Result<LevelVerdict, VerifyError> {
     let table = levels.require(n)?;
     let work = work_dir(levels, options)?;
+    // One writer at a time where the work files go (a build, `depth`, another proof).
+    let _lock = crate::sys::lock_dir(work)?;
     let pass = crate::depth::Pass::open(levels, n, work, options.memory)?;
     let mut verdict = LevelVerdict {
         level: n,

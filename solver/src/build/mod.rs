@@ -64,7 +64,7 @@ pub enum BuildError {
         /// Whether the level's progress is kept (the two-bit algorithm).
         resumable: bool,
     },
-    /// Another build writes into the directory.
+    /// Another process writes into the directory.
     #[error(transparent)]
     Locked(#[from] sys::LockError),
     /// The disk cannot hold the level's table.
@@ -279,7 +279,8 @@ pub fn build(
         dir: opts.dir.clone(),
         source,
     })?;
-    // One build at a time in a directory: a second would overwrite the first's work files.
+    // One writer at a time in a directory (see `sys::DirLock`): a second would overwrite the
+    // first's work files.
     let _lock = sys::lock_dir(&opts.dir)?;
     let mut levels = Levels::open(&opts.dir, Some(opts.rules))?;
     if levels.is_raw() {

@@ -272,6 +272,8 @@ pub fn add_depth_tables(
         _ => db.to_path_buf(),
     };
     drop(source);
+    // One writer at a time: a second pass, or a build, would overwrite this one's work files.
+    let _lock = crate::sys::lock_dir(&dir)?;
     let mut levels = Levels::open(&dir, None)?;
     let mut wanted: Vec<u32> = if stones.is_empty() {
         levels.present().collect()

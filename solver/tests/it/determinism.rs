@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::common;
-use awari_db::{level_exists, level_path, Rules};
+use awari_db::{depth_path, level_exists, level_path, Rules};
 
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
@@ -297,8 +297,8 @@ fn low_memory_exit_buckets(rule_sets: &[Rules]) {
     }
 }
 
-/// A second build into a directory that a build is writing into is refused at once, with one
-/// line that says so, and changes nothing; once the first is killed (SIGKILL), its lock is
+/// A second build, a depth pass or a proof into a directory that a build is writing into is
+/// refused at once, with one line that says so, and changes nothing; once the first is killed (SIGKILL), its lock is
 /// gone with it and the next build finishes the work.
 #[test]
 fn a_second_build_into_the_same_directory_is_refused() {
@@ -318,15 +318,41 @@ fn a_second_build_into_the_same_directory_is_refused() {
         assert!(first.try_wait().unwrap().is_none(), "the first build ended");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let start = std::time::Instant::now();
-    let second = Command::new(bin).args(args).arg(&dir).output().unwrap();
-    let said = String::from_utf8_lossy(&second.stderr);
-    assert!(!second.status.success(), "{said}");
+    // A second build, a depth pass, a proof (whose work files would go there too) and a
+    // compression into it.
+    let source = temp("locked-source");
+    build_mode(&source, 1, Rules::Awari, 3, Mode::InMemory);
+    let compress = ["compress", "--db", source.to_str().unwrap(), "--out"];
+    let dir_arg = dir.to_str().unwrap();
+    for second in [
+        &args[..],
+        &["depth", "--db"],
+        &["verify", "--prove", "--stones", "0", "--db"],
+        &compress[..],
+    ] {
+        let start = std::time::Instant::now();
+        let out = Command::new(bin)
+            .args(second)
+            .arg(dir_arg)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{second:?}: {said}");
+        assert!(
+            said.contains("another awari-solver process (a build, a depth pass, a compression or a proof) is writing into"),
+            "{second:?}: {said}"
+        );
+        assert_eq!(said.matches("error:").count(), 1, "{said}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
     assert!(
-        said.contains("another awari-solver build is writing into"),
-        "{said}"
+        !depth_path(&dir, 0).exists(),
+        "a depth table written beside the build"
     );
-    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(
+        !dir.join("level-00.cvalues").exists(),
+        "a table compressed into it"
+    );
     assert!(
         first.try_wait().unwrap().is_none(),
         "the first build ended before the test"
@@ -341,4 +367,5 @@ fn a_second_build_into_the_same_directory_is_refused() {
     );
     assert!(level_path(&dir, 18).exists());
     std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&source).unwrap();
 }

@@ -160,7 +160,7 @@ pub(super) fn convert_window(n: u32, bucket: u64, bits: StateBits) -> u64 {
 }
 
 /// How many times the conversion reads each bucket's part file, with exit buckets of
-/// `bucket`: once per window ([`convert_window`]; two bits: once).
+/// `bucket`: once per window (`convert_window`; two bits: once).
 pub fn convert_reads(n: u32, bucket: u64, bits: StateBits) -> u64 {
     bucket.div_ceil(convert_window(n, bucket, bits)).max(1)
 }
