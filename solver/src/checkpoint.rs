@@ -36,6 +36,13 @@ const FRAME: usize = 16;
 /// Seconds between checkpoints of a level build while it settles (two-bit, low-memory), unless
 /// `AWARI_CHECKPOINT_SECONDS` says otherwise.
 pub(crate) const CHECKPOINT_SECONDS: f64 = 300.0;
+/// The largest time a checkpoint may carry over: about 31 years.
+pub(crate) const SECONDS_MAX: f64 = 1e9;
+/// The largest running total a checkpoint may carry over: 2^60 (an exbibyte), so that two of
+/// them add without overflow.
+pub(crate) const TALLY_MAX: u64 = 1 << 60;
+/// The same for a `u32` total (passes, resumes).
+pub(crate) const TALLY_MAX_U32: u32 = 1 << 30;
 
 /// Seconds between checkpoints while settling: [`CHECKPOINT_SECONDS`], or
 /// `AWARI_CHECKPOINT_SECONDS` (0: at every step).
@@ -256,6 +263,35 @@ impl FieldReader {
         self.u64().map(f64::from_bits)
     }
 
+    /// Seconds that earlier runs took: an `f64` from 0 to [`SECONDS_MAX`], else refused (so
+    /// that what a resume adds to it is a time).
+    pub(crate) fn seconds(&mut self) -> Result<f64, CheckpointError> {
+        let s = self.f64()?;
+        if !(0.0..=SECONDS_MAX).contains(&s) {
+            return Err(self.unusable(format!("a time of {s} s that no run takes")));
+        }
+        Ok(s)
+    }
+
+    /// A running total (bytes, entries) as a `u64` of at most [`TALLY_MAX`], else refused, so
+    /// that what a resume adds to it cannot overflow.
+    pub(crate) fn tally(&mut self) -> Result<u64, CheckpointError> {
+        let t = self.u64()?;
+        if t > TALLY_MAX {
+            return Err(self.unusable(format!("a total of {t} that no run reaches")));
+        }
+        Ok(t)
+    }
+
+    /// [`FieldReader::tally`] of a `u32` (passes, resumes), at most [`TALLY_MAX_U32`].
+    pub(crate) fn tally_u32(&mut self) -> Result<u32, CheckpointError> {
+        let t = self.u32()?;
+        if t > TALLY_MAX_U32 {
+            return Err(self.unusable(format!("a count of {t} that no run reaches")));
+        }
+        Ok(t)
+    }
+
     /// A byte string (see [`Fields::bytes`]).
     pub(crate) fn bytes(&mut self) -> Result<Vec<u8>, CheckpointError> {
         let len = self.u32()? as usize;
@@ -356,6 +392,48 @@ mod tests {
         f.u64(u64::MAX).u64(0);
         let mut r = decode(Path::new("x"), KIND, f.encode(KIND)).unwrap();
         assert!(r.count(8).is_err());
+    }
+
+    /// Times and running totals a resume adds to are read only where the sum is one: a time
+    /// from 0 to `SECONDS_MAX` (no NaN, no infinity), a total up to `TALLY_MAX`.
+    #[test]
+    fn times_and_totals_no_run_reaches_are_refused() {
+        let one = |f: &dyn Fn(&mut Fields), read: &dyn Fn(&mut FieldReader) -> bool| {
+            let mut fields = Fields::default();
+            f(&mut fields);
+            read(&mut decode(Path::new("x"), KIND, fields.encode(KIND)).unwrap())
+        };
+        for (s, ok) in [
+            (0.0, true),
+            (12.5, true),
+            (SECONDS_MAX, true),
+            (-1.0, false),
+            (f64::NAN, false),
+            (f64::INFINITY, false),
+            (SECONDS_MAX * 2.0, false),
+        ] {
+            assert_eq!(one(&|f| _ = f.f64(s), &|r| r.seconds().is_ok()), ok, "{s}");
+        }
+        for (t, ok) in [
+            (0, true),
+            (TALLY_MAX, true),
+            (TALLY_MAX + 1, false),
+            (u64::MAX, false),
+        ] {
+            assert_eq!(one(&|f| _ = f.u64(t), &|r| r.tally().is_ok()), ok, "{t}");
+        }
+        for (t, ok) in [
+            (3, true),
+            (TALLY_MAX_U32, true),
+            (TALLY_MAX_U32 + 1, false),
+            (u32::MAX, false),
+        ] {
+            assert_eq!(
+                one(&|f| _ = f.u32(t), &|r| r.tally_u32().is_ok()),
+                ok,
+                "{t}"
+            );
+        }
     }
 
     #[test]

@@ -68,15 +68,16 @@ impl DepthPass<'_> {
         let Some(mut r) = crate::checkpoint::read(&resume_path(&self.out, n), KIND)? else {
             return Ok(None);
         };
-        let (code, stage, seeds, resumes, size) = (r.u8()?, r.u8()?, r.u32()?, r.u32()?, r.u64()?);
-        let (done, bytes, complete, passes) = (r.u64()?, r.u64()?, r.u32()?, r.u32()?);
+        let (code, stage, seeds, resumes, size) =
+            (r.u8()?, r.u8()?, r.u32()?, r.tally_u32()?, r.u64()?);
+        let (done, bytes, complete, passes) = (r.u64()?, r.u64()?, r.u32()?, r.tally_u32()?);
         let carried = Carried {
-            seconds: r.f64()?,
-            exits_seconds: r.f64()?,
-            exits_read: r.u64()?,
+            seconds: r.seconds()?,
+            exits_seconds: r.seconds()?,
+            exits_read: r.tally()?,
             passes,
             resumes,
-            mismatches: r.u64()?,
+            mismatches: r.tally()?,
         };
         if code != self.rules.code() || seeds != n || size != self.level.size() {
             return Err(r.unusable(format!("not of level {n} under {}", self.rules)));

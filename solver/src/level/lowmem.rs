@@ -450,7 +450,7 @@ impl<'a> LowMemoryBuilder<'a> {
             .map_or_else(Carried::default, |d| d.carried);
         if let Stage::Exits { done } = stage {
             if done > self.range.start {
-                self.restore_exits(done, progress);
+                self.restore_exits(done, progress)?;
             }
             let this_run = self.compute_exits(done, progress)?;
             exits.exits_seconds += this_run.seconds;

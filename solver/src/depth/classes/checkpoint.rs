@@ -114,13 +114,14 @@ impl ClassPass<'_> {
         let Some(mut r) = crate::checkpoint::read(&class_resume_path(&self.out, n), KIND)? else {
             return Ok(false);
         };
-        let (code, stage, class, seeds, resumes) = (r.u8()?, r.u8()?, r.u8()?, r.u32()?, r.u32()?);
-        let (positions, listed, complete, passes) = (r.u64()?, r.u64()?, r.u32()?, r.u32()?);
+        let (code, stage, class, seeds, resumes) =
+            (r.u8()?, r.u8()?, r.u8()?, r.u32()?, r.tally_u32()?);
+        let (positions, listed, complete, passes) = (r.u64()?, r.u64()?, r.u32()?, r.tally_u32()?);
         if code != self.rules.code() || seeds != n || positions != size {
             return Err(r.unusable(format!("not of level {n} under {}", self.rules)));
         }
-        let (seconds, exits_seconds, exits_read) = (r.f64()?, r.f64()?, r.u64()?);
-        let (draws, unproven, mismatches) = (r.u64()?, r.u64()?, r.u64()?);
+        let (seconds, exits_seconds, exits_read) = (r.seconds()?, r.seconds()?, r.tally()?);
+        let (draws, unproven, mismatches) = (r.tally()?, r.tally()?, r.tally()?);
         let (flags, checksum) = (r.u8()?, r.u64()?);
         let lists: Vec<u64> = (0..LISTS).map(|_| r.u64()).collect::<Result<_, _>>()?;
         let hist = r.count(8)?;

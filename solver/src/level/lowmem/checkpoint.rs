@@ -166,14 +166,23 @@ pub(super) fn read_checkpoint(
         2 => Stage::Convert,
         _ => return Err(r.unusable("unknown stage")),
     };
-    let resumes = r.u32()?;
+    let resumes = r.tally_u32()?;
+    let seconds = r.seconds()?;
+    let (read, written) = (r.tally()?, r.tally()?);
+    let exits_seconds = r.seconds()?;
+    // u64::MAX: unknown.
+    let exits_read = match r.u64()? {
+        u64::MAX => None,
+        b if b <= crate::checkpoint::TALLY_MAX => Some(b),
+        b => return Err(r.unusable(format!("a total of {b} that no run reaches"))),
+    };
     let carried = Carried {
-        seconds: r.f64()?,
-        read: r.u64()?,
-        written: r.u64()?,
-        exits_seconds: r.f64()?,
-        exits_read: Some(r.u64()?).filter(|&b| b != u64::MAX),
-        passes: r.u32()?,
+        seconds,
+        read,
+        written,
+        exits_seconds,
+        exits_read,
+        passes: r.tally_u32()?,
     };
     let (saved, checksum) = if version == 1 {
         (0, 0)
@@ -387,8 +396,26 @@ impl LowMemoryBuilder<'_> {
     }
 
     /// The states of positions `0..done` after the exits of a resumed level: their forward
-    /// pass again, a bucket at a time (its exits are on disk already).
-    pub(super) fn restore_exits(&self, done: u64, progress: &dyn Progress) {
+    /// pass again, a bucket at a time (its exits are on disk already). Each of those bytes is
+    /// checked first: one that is no exit of this level (a value, which the exits phase never
+    /// writes, or a byte past the level's exits) is [`TableError::Damaged`], as is any the
+    /// stream could not read.
+    pub(super) fn restore_exits(
+        &self,
+        done: u64,
+        progress: &dyn Progress,
+    ) -> Result<(), TableError> {
+        let n = self.level.seeds() as i32;
+        chunks(self.range.start..done).try_for_each(|(start, end)| {
+            let mut buf = vec![0u8; (end - start) as usize];
+            self.read(start, &mut buf)?;
+            let exit =
+                |b: u8| matches!(decode(b), Ok(e) if e == NO_EXIT || i32::from(e).abs() <= n);
+            match buf.iter().position(|&b| !exit(b)) {
+                Some(k) => Err(self.damaged(start + k as u64, buf[k])),
+                None => Ok(()),
+            }
+        })?;
         progress.phase("restore", done);
         let mut scratch = Vec::new();
         let mut lo = self.range.start;
@@ -397,6 +424,7 @@ impl LowMemoryBuilder<'_> {
             self.forward_bucket(lo..hi, &mut scratch, progress);
             lo = hi;
         }
+        Ok(())
     }
 
     /// The states before step `next` of a resumed level, from the work file (see the module):
@@ -529,11 +557,12 @@ impl LowMemoryBuilder<'_> {
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use awari_db::{level_path, Levels, Rules, TableError};
+    use awari_db::{level_path, level_size, Levels, Rules, TableError};
 
+    use super::decode;
     use crate::build::{build_level, Plan};
     use crate::progress::Silent;
-    use crate::settle::BuilderError;
+    use crate::settle::{BuilderError, NO_EXIT};
     use crate::twobit::Stage;
 
     use super::super::{exit_bucket, LowMemoryBuilder, CHUNK};
@@ -708,6 +737,48 @@ mod tests {
             assert_eq!(path, &work);
             assert!(what.contains(&format!("position {at} ")), "{what}");
             assert!(!work.with_file_name("resume").exists());
+            let built = resume(&dir, &levels).unwrap();
+            assert!(built.resumed.is_none());
+            assert!(std::fs::read(level_path(&dir, N)).unwrap() == want);
+        }
+        // A checkpoint of the exits phase part way (checksummed, so believed) over a work
+        // file that holds values (two steps streamed): the bytes it takes for exits are
+        // refused, not streamed; and a byte past the level's exits too.
+        for (k, byte) in [(0u64, None), (1, Some(0x3fu8))] {
+            let dir = lower_levels(&root, &format!("exits-{k}"));
+            let levels = Levels::open(&dir, Some(RULES)).unwrap();
+            let bucket = exit_bucket(N, 2, None);
+            let size = level_size(N);
+            let work = super::work_dir(&dir, N).join(super::WORK_NAME);
+            {
+                let mut b = LowMemoryBuilder::open(&dir, N, RULES, &levels, bucket).unwrap();
+                b.compute_exits(0, &Silent).unwrap();
+                if byte.is_none() {
+                    for step in [N, N - 1, N - 2] {
+                        b.stream_step(Some(step as i8), step == N, &Silent).unwrap();
+                    }
+                }
+                b.checkpoint(Stage::Exits { done: size / 2 }, None).unwrap();
+            }
+            let mut bytes = std::fs::read(&work).unwrap();
+            if let Some(byte) = byte {
+                bytes[(size / 3) as usize] = byte;
+                std::fs::write(&work, &bytes).unwrap();
+            }
+            let first = bytes[..(size / 2) as usize]
+                .iter()
+                .position(|&b| {
+                    !matches!(decode(b), Ok(e) if e == NO_EXIT || i32::from(e).abs() <= N as i32)
+                })
+                .expect("a byte that is no exit below the checkpoint");
+            let err = resume(&dir, &levels).unwrap_err();
+            let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged { path, what })) =
+                &err
+            else {
+                panic!("{err}");
+            };
+            assert_eq!(path, &work);
+            assert!(what.contains(&format!("position {first} ")), "{what}");
             let built = resume(&dir, &levels).unwrap();
             assert!(built.resumed.is_none());
             assert!(std::fs::read(level_path(&dir, N)).unwrap() == want);

@@ -227,7 +227,7 @@ pub(super) fn read_checkpoint(
         return Ok(None);
     };
     let size = level_size(n);
-    let (code, stage, next, seeds, resumes) = (r.u8()?, r.u8()?, r.u8()?, r.u32()?, r.u32()?);
+    let (code, stage, next, seeds, resumes) = (r.u8()?, r.u8()?, r.u8()?, r.u32()?, r.tally_u32()?);
     let (positions, done) = (r.u64()?, r.u64()?);
     if code != rules.code() || seeds != n || positions != size {
         return Err(r.unusable(format!("not of level {n} under {rules}")));
@@ -241,12 +241,12 @@ pub(super) fn read_checkpoint(
         _ => return Err(r.unusable("unknown stage")),
     };
     let carried = Carried {
-        seconds: r.f64()?,
-        read: r.u64()?,
-        written: r.u64()?,
-        exits_seconds: r.f64()?,
-        exits_read: r.u64()?,
-        passes: r.u32()?,
+        seconds: r.seconds()?,
+        read: r.tally()?,
+        written: r.tally()?,
+        exits_seconds: r.seconds()?,
+        exits_read: r.tally()?,
+        passes: r.tally_u32()?,
     };
     // Whole bucket units, and no more than the level rounded up to one: any other bucket is
     // not one a build chose (the settling log is sized by it).
