@@ -219,6 +219,12 @@ pub(super) fn read_checkpoint(
     }))
 }
 
+/// Whether the work byte `byte` is an exit of level `n` (`NO_EXIT` among them), not a value
+/// nor a byte past the level's exits.
+fn is_exit(byte: u8, n: i32) -> bool {
+    matches!(decode(byte), Ok(e) if e == NO_EXIT || i32::from(e).abs() <= n)
+}
+
 /// Write the checkpoint of a level standing at `stage` into its work directory `work`
 /// atomically; the work file must be synced first.
 pub(super) fn write_checkpoint(
@@ -381,7 +387,7 @@ impl LowMemoryBuilder<'_> {
                     }
                     // Settled at step `done`: its value written again by the next stream.
                     Err(v) => i32::from(v).abs() == done,
-                    Ok(e) => code < DONE_WIN && (e == NO_EXIT || i32::from(e).abs() <= n),
+                    Ok(_) => code < DONE_WIN && is_exit(*byte, n),
                 };
                 if !ok {
                     return Err(self.damaged(at, *byte));
@@ -409,9 +415,7 @@ impl LowMemoryBuilder<'_> {
         chunks(self.range.start..done).try_for_each(|(start, end)| {
             let mut buf = vec![0u8; (end - start) as usize];
             self.read(start, &mut buf)?;
-            let exit =
-                |b: u8| matches!(decode(b), Ok(e) if e == NO_EXIT || i32::from(e).abs() <= n);
-            match buf.iter().position(|&b| !exit(b)) {
+            match buf.iter().position(|&b| !is_exit(b, n)) {
                 Some(k) => Err(self.damaged(start + k as u64, buf[k])),
                 None => Ok(()),
             }
@@ -559,10 +563,10 @@ mod tests {
 
     use awari_db::{level_path, level_size, Levels, Rules, TableError};
 
-    use super::decode;
+    use super::is_exit;
     use crate::build::{build_level, Plan};
     use crate::progress::Silent;
-    use crate::settle::{BuilderError, NO_EXIT};
+    use crate::settle::BuilderError;
     use crate::twobit::Stage;
 
     use super::super::{exit_bucket, LowMemoryBuilder, CHUNK};
@@ -593,6 +597,23 @@ mod tests {
             std::fs::copy(level_path(&root.join("memory"), m), level_path(&dir, m)).unwrap();
         }
         dir
+    }
+
+    /// A resume of `dir` refused: its work file `work` damaged at position `at`; the next run
+    /// starts afresh and writes `want`.
+    fn refused_then_true(dir: &Path, levels: &Levels, work: &Path, at: u64, want: &[u8]) {
+        let err = resume(dir, levels).unwrap_err();
+        let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged { path, what })) =
+            &err
+        else {
+            panic!("{err}");
+        };
+        assert_eq!(path, work);
+        assert!(what.contains(&format!("position {at} ")), "{what}");
+        assert!(!work.with_file_name("resume").exists());
+        let built = resume(dir, levels).unwrap();
+        assert!(built.resumed.is_none());
+        assert!(std::fs::read(level_path(dir, N)).unwrap() == want);
     }
 
     fn resume(dir: &Path, levels: &Levels) -> Result<crate::build::BuiltLevel, crate::BuildError> {
@@ -728,18 +749,7 @@ mod tests {
             let mut bytes = std::fs::read(&work).unwrap();
             bytes[at as usize] = byte;
             std::fs::write(&work, &bytes).unwrap();
-            let err = resume(&dir, &levels).unwrap_err();
-            let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged { path, what })) =
-                &err
-            else {
-                panic!("{err}");
-            };
-            assert_eq!(path, &work);
-            assert!(what.contains(&format!("position {at} ")), "{what}");
-            assert!(!work.with_file_name("resume").exists());
-            let built = resume(&dir, &levels).unwrap();
-            assert!(built.resumed.is_none());
-            assert!(std::fs::read(level_path(&dir, N)).unwrap() == want);
+            refused_then_true(&dir, &levels, &work, at, &want);
         }
         // A checkpoint of the exits phase part way (checksummed, so believed) over a work
         // file that holds values (two steps streamed): the bytes it takes for exits are
@@ -767,21 +777,9 @@ mod tests {
             }
             let first = bytes[..(size / 2) as usize]
                 .iter()
-                .position(|&b| {
-                    !matches!(decode(b), Ok(e) if e == NO_EXIT || i32::from(e).abs() <= N as i32)
-                })
+                .position(|&b| !is_exit(b, N as i32))
                 .expect("a byte that is no exit below the checkpoint");
-            let err = resume(&dir, &levels).unwrap_err();
-            let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged { path, what })) =
-                &err
-            else {
-                panic!("{err}");
-            };
-            assert_eq!(path, &work);
-            assert!(what.contains(&format!("position {first} ")), "{what}");
-            let built = resume(&dir, &levels).unwrap();
-            assert!(built.resumed.is_none());
-            assert!(std::fs::read(level_path(&dir, N)).unwrap() == want);
+            refused_then_true(&dir, &levels, &work, first as u64, &want);
         }
         // A work file cut short.
         let dir = lower_levels(&root, "short");
