@@ -4,15 +4,16 @@
 # KILL_AT of the whole build's time and run once more to its end. Prints per mode: the whole
 # build's seconds; where the second run was killed and where the third resumed; the third run's
 # seconds and, for low-memory, how it restored its states (loaded as the checkpoint saved them,
-# or rebuilt from the work file where they were not saved) and in how long;
+# or rebuilt from the work file where they were not saved) and in how long (in memory: the
+# saved state loaded);
 # so the time a kill lost (killed run + resumed run − whole build); and whether the resumed
 # table is the whole build's, byte for byte. A checkpoint is taken every CHECKPOINT seconds
 # (the default 300 is longer than a small level takes).
 #
 # Usage: scripts/bench-resume.sh N DB [KILL_AT=0.6]
-#   MODES="low-memory two-bit"  the algorithms
+#   MODES="low-memory two-bit"  the algorithms (also: memory)
 #   MEMORY=SIZE      --memory of every build (default: 0.9 bytes a position for low-memory,
-#                    0.45 for two-bit, whose least is above 0.33 on small levels)
+#                    0.45 for two-bit, whose least is above 0.33 on small levels, 2.2 in memory)
 #   CHECKPOINT=5     AWARI_CHECKPOINT_SECONDS of the killed run
 #   BENCH_DIR=/path  where to work (default: a temporary directory next to DB, removed after)
 #   SOLVER=/path     this awari-solver binary instead of the checkout's
@@ -38,6 +39,7 @@ for mode in $MODES; do
   case $mode in
     low-memory) per=0.9 ;;
     two-bit) per=0.45 ;;
+    memory) per=2.2 ;;
     *) echo "bench-resume.sh: $mode does not resume" >&2; exit 2 ;;
   esac
   mem=${MEMORY:-$(awk -v s="$SIZE" -v b="$per" 'BEGIN {printf "%d", s * b}')}
@@ -58,6 +60,7 @@ for mode in $MODES; do
   resumed=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}')
   at=$(sed -n 's/.*resumed at \(.*\) (.*/\1/p' "$BASE/$mode.out" | head -1)
   rebuild=$(sed -n 's/.*states \(loaded after\|rebuilt before\) step [0-9]* in \([0-9.]*\) s.*/\1: \2 s/p' "$BASE/$mode.err" | head -1)
+  [ "$mode" = memory ] && rebuild=$(sed -n 's/.*state loaded at step [0-9]* in \([0-9.]*\) s.*/loaded: \1 s/p' "$BASE/$mode.err" | head -1)
   lost=$(awk -v w="$whole" -v k="$wait_s" -v r="$resumed" 'BEGIN {printf "%.1f", k + r - w}')
   same=DIFFERS
   cmp -s "$(table "$mode-whole")" "$(table "$mode-killed")" && same=identical

@@ -1,18 +1,24 @@
-//! The one codec of every checkpoint: the two-bit build's `level-NN.work/resume`, the depth
-//! pass's `level-NN.dresume` and the class pass's `level-NN.dclasses`. Each kind has its own
+//! The one codec of every checkpoint: the build's (two-bit `level-NN.work/resume`, low-memory
+//! `level-NN.lowmem/resume`, in memory the head of `level-NN.mstate`), the depth pass's
+//! `level-NN.dresume`, the class pass's `level-NN.dclasses` and the streamed check's
+//! `level-NN.vresume`. Each kind has its own
 //! magic and version, and its own fields, written and read in order by [`Fields`] and
 //! [`FieldReader`]; the frame, the checksum over every byte and the atomic write are here,
 //! once.
 //!
 //! ```text
 //! offset  size  field
-//!      0     8  magic, the kind's own (b"AWARICKP", b"AWARIDRS", b"AWARIDCL")
+//!      0     8  magic, the kind's own (b"AWARICKP", b"AWARILMR", b"AWARIMST", b"AWARIDRS",
+//!               b"AWARIDCL", b"AWARIVRS")
 //!      8     4  version of the kind's fields, u32 LE
 //!     12     4  F: bytes of the fields, u32 LE
 //!     16     F  the fields, in the order the kind writes them: integers LE, f64 as its bits
 //!               LE, byte strings as a u32 LE length and the bytes
 //!   16+F     8  XXH3-64 of bytes 0..16+F
 //! ```
+//!
+//! A checkpoint may also be the head of a larger file, zero-padded to a fixed length, its
+//! body after it (the in-memory build's saved state: [`Fields::head`], [`read_head`]).
 //!
 //! A checkpoint is written to `NAME.tmp`, synced, and renamed over `NAME` (the directory
 //! synced after), so that a kill leaves the old one or the new one. Reading refuses anything
@@ -137,6 +143,16 @@ impl Fields {
         out
     }
 
+    /// The frame, fields and checksum as bytes, zero-padded to `len` (the head of a file
+    /// whose body follows: [`read_head`]); `None` if they take more than `len`.
+    pub(crate) fn head(&self, kind: Kind, len: usize) -> Option<Vec<u8>> {
+        let mut bytes = self.encode(kind);
+        (bytes.len() <= len).then(|| {
+            bytes.resize(len, 0);
+            bytes
+        })
+    }
+
     /// Write the checkpoint of `kind` to `path` atomically (`.tmp`, synced, renamed); returns
     /// the bytes written.
     pub(crate) fn write(&self, path: &Path, kind: Kind) -> Result<u64, TableError> {
@@ -190,6 +206,33 @@ pub(crate) fn read(path: &Path, kind: Kind) -> Result<Option<FieldReader>, Check
         .read_to_end(&mut bytes)
         .map_err(io)?;
     decode(path, kind, bytes).map(Some)
+}
+
+/// Read the checkpoint of `kind` written by [`Fields::head`] as the first `len` bytes of
+/// `file` (at `path`, for the errors): checked whole as [`read`] checks a file, the padding
+/// after it ignored.
+pub(crate) fn read_head(
+    path: &Path,
+    file: &mut impl Read,
+    kind: Kind,
+    len: usize,
+) -> Result<FieldReader, CheckpointError> {
+    let mut bytes = vec![0u8; len];
+    file.read_exact(&mut bytes).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            CheckpointError::unusable(path, format!("shorter than its {len}-byte head"))
+        } else {
+            CheckpointError::Io {
+                path: path.to_path_buf(),
+                source: e,
+            }
+        }
+    })?;
+    if len >= FRAME {
+        let fields = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+        bytes.truncate((FRAME + 8).saturating_add(fields).min(len));
+    }
+    decode(path, kind, bytes)
 }
 
 /// Check a checkpoint's bytes and hand out its fields.
@@ -376,6 +419,38 @@ mod tests {
         let mut longer = good.clone();
         longer.push(0);
         assert!(parse(longer).is_err());
+    }
+
+    #[test]
+    fn a_head_round_trips_and_a_changed_byte_or_a_cut_in_it_is_refused() {
+        let good = sample();
+        let parse_head = |bytes: &[u8]| {
+            let mut r = read_head(Path::new("state"), &mut &bytes[..], KIND, 64)?;
+            let got = (r.u8()?, r.u32()?, r.u64()?, r.f64()?, r.string()?);
+            r.finish()?;
+            Ok::<_, CheckpointError>(got)
+        };
+        let mut f = Fields::default();
+        f.u8(7)
+            .u32(1234)
+            .u64(u64::MAX - 5)
+            .f64(2.5)
+            .bytes(b"exit+05");
+        assert!(
+            f.head(KIND, good.len() - 1).is_none(),
+            "a head longer than asked"
+        );
+        let mut file = f.head(KIND, 64).unwrap();
+        assert_eq!(file.len(), 64);
+        assert_eq!(&file[..good.len()], &good[..]);
+        file.extend_from_slice(b"the body, not read");
+        assert_eq!(parse_head(&file).unwrap(), parse(good.clone()).unwrap());
+        for at in 0..good.len() {
+            let mut bad = file.clone();
+            bad[at] ^= 0x40;
+            assert!(parse_head(&bad).is_err(), "byte {at} changed, believed");
+        }
+        assert!(parse_head(&file[..63]).is_err(), "a cut head believed");
     }
 
     #[test]

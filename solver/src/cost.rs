@@ -521,6 +521,15 @@ impl LevelPlan {
     }
 }
 
+/// The saves of its state an in-memory level of `compute` seconds makes, each `bytes`
+/// written at `bandwidth` bytes a second: one every [`crate::checkpoint::CHECKPOINT_SECONDS`],
+/// or every ten times a save's own time where that is longer (see `level::memory`).
+pub(crate) fn memory_saves(compute: f64, bytes: u64, bandwidth: f64) -> u64 {
+    let every = crate::checkpoint::CHECKPOINT_SECONDS
+        .max(crate::level::SAVE_SHARE * bytes as f64 / bandwidth);
+    (compute / every).floor() as u64
+}
+
 /// Level `n`'s [`LevelPlan`] on machine `m`, at `m`'s rates: the algorithm [`choose`] picks
 /// for `m.mode`, as `build` picks it, the out-of-core algorithms' tie-break by
 /// [`two_bit_is_faster`] on `m` (`build`'s, [`auto_prefers_two_bit`], is the same at the
@@ -535,14 +544,13 @@ pub(crate) fn level_plan(n: u32, m: &Machine, depth: bool) -> LevelPlan {
     let (mode, ram, compute, io, work) = match choice.mode {
         _ if !choice.fits => ("does not fit".to_string(), choice.needed, f64::NAN, 0, 0),
         Mode::InMemory => {
-            let io = level_io(n, 1, false);
-            (
-                "memory".to_string(),
-                choice.needed,
-                p as f64 / per_sec,
-                io,
-                0,
-            )
+            let compute = p as f64 / per_sec;
+            // Its state saved every few minutes (written whole; its file the work file).
+            let save = crate::level::saved_state_bytes(n);
+            let saves = memory_saves(compute, save, m.bandwidth);
+            let work = if saves > 0 { save } else { 0 };
+            let io = level_io(n, 1, false) + saves * save;
+            ("memory".to_string(), choice.needed, compute, io, work)
         }
         Mode::LowMemory => {
             let (passes, ram, compute, io) = low_memory_estimate(n, m);
@@ -670,6 +678,25 @@ mod tests {
     /// part files once more for each further conversion window: level 21 under the 32 GB
     /// plan's squeeze takes 6 passes and 2 windows a bucket, 20.80 bytes a position in all
     /// (20.82 measured, see [`ONE_BIT_ROUND_BYTES`]).
+    /// An in-memory level saves its state every 5 minutes, or every ten times a save's own
+    /// time on a slow disk; the plan counts the saves' bytes and holds their file.
+    #[test]
+    fn in_memory_levels_count_their_saves() {
+        assert_eq!(memory_saves(299.0, 1 << 30, 2e9), 0);
+        assert_eq!(memory_saves(650.0, 1 << 30, 2e9), 2);
+        // 28.5 GB at 500 MB/s: 57 s a save, one every 570 s.
+        assert_eq!(memory_saves(1200.0, 28_500_000_000, 500e6), 2);
+        let m = Machine::defaults(2, None);
+        let quick = level_plan(20, &m, false);
+        assert_eq!((quick.work, quick.io), (0, level_io(20, 1, false)));
+        let long = level_plan(30, &m, false);
+        let save = crate::level::saved_state_bytes(30);
+        let saves = memory_saves(long.compute, save, m.bandwidth);
+        assert!(saves >= 1, "{saves}");
+        assert_eq!(long.work, save);
+        assert_eq!(long.io, level_io(30, 1, false) + saves * save);
+    }
+
     #[test]
     fn one_bit_traffic_counts_its_rounds_and_its_conversion_windows() {
         let m = Machine::defaults(2, Some(38270209));

@@ -231,7 +231,7 @@ pub fn build_level_with_depths(
     progress: &dyn Progress,
 ) -> Result<BuiltLevel, BuildError> {
     let mut algorithm: Box<dyn Algorithm + '_> = match plan {
-        Plan::InMemory => Box::new(LevelBuilder::new(n, rules, lower)?),
+        Plan::InMemory => Box::new(LevelBuilder::open(dir, n, rules, lower)?),
         Plan::LowMemory { bucket } => {
             Box::new(LowMemoryBuilder::open(dir, n, rules, lower, bucket)?)
         }
@@ -264,11 +264,15 @@ pub fn build_level_with_depths(
 
 impl Algorithm for LevelBuilder<'_> {
     fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuildError> {
-        Ok(Solved::fresh(LevelBuilder::solve(self, progress)?))
+        Ok(LevelBuilder::solve(self, progress)?)
     }
 
     fn write_values(&mut self, sink: &mut Sink) -> Result<(), BuildError> {
         Ok(LevelBuilder::write_values(self, sink)?)
+    }
+
+    fn finish(&mut self) {
+        LevelBuilder::forget_save(self);
     }
 }
 

@@ -61,7 +61,8 @@ pub enum BuildError {
         /// Bytes the level needs on disk, its work files included (the estimate the build
         /// checks before it starts a level).
         needed: u64,
-        /// Whether the level's progress is kept (the two-bit algorithm).
+        /// Whether the level's progress is kept (a resumable algorithm, or a save of the
+        /// in-memory state).
         resumable: bool,
     },
     /// Another process writes into the directory.
@@ -221,11 +222,16 @@ fn disk_full(e: BuildError, n: u32, needed: u64, mode: Mode) -> BuildError {
         TableError::Io { path, source } if source.raw_os_error() == Some(28) => path.clone(),
         _ => return e,
     };
+    // In memory: where a save of the state is on disk (the table goes beside it).
+    let saved = path
+        .parent()
+        .is_some_and(|d| crate::level::saved_state_path(d, n).is_file());
     BuildError::DiskFull {
         level: n,
         path,
         needed,
-        resumable: matches!(mode, Mode::TwoBit | Mode::OneBit | Mode::LowMemory),
+        resumable: matches!(mode, Mode::TwoBit | Mode::OneBit | Mode::LowMemory)
+            || (mode == Mode::InMemory && saved),
     }
 }
 
@@ -301,6 +307,7 @@ pub fn build(
             // A kill between a level's rename and the removal of its work files.
             twobit::remove_work_files(&opts.dir, n);
             lowmem::remove_work_files(&opts.dir, n);
+            crate::level::remove_saved_state(&opts.dir, n);
             // Kept as it is: its data is not read (at 48 seeds the lower levels are hundreds
             // of GB, and a summary is no reason to read them), unless it is to be compressed
             // or is missing the depth table asked for (computed from its values).
@@ -333,6 +340,9 @@ pub fn build(
         }
         if mode != Mode::LowMemory {
             lowmem::remove_work_files(&opts.dir, n);
+        }
+        if mode != Mode::InMemory {
+            crate::level::remove_saved_state(&opts.dir, n);
         }
         let budget = opts.memory.or_else(sys::memory_available);
         let plan = Plan::new(mode, n, rayon::current_num_threads(), budget);

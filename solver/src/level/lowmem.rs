@@ -67,7 +67,7 @@ use crate::twobit::Stage;
 mod checkpoint;
 mod kernel;
 
-use checkpoint::Carried;
+use super::Carried;
 pub use checkpoint::{checkpoint_stage, remove_work_files, work_dir};
 use kernel::{encode_value, may_change, stream_word, StreamKernel};
 
@@ -453,12 +453,7 @@ impl<'a> LowMemoryBuilder<'a> {
                 self.restore_exits(done, progress)?;
             }
             let this_run = self.compute_exits(done, progress)?;
-            exits.exits_seconds += this_run.seconds;
-            exits.exits_read = exits
-                .exits_read
-                .zip(this_run.bytes_read)
-                .map(|(a, b)| a + b);
-            exits.passes += this_run.passes;
+            exits.add_exits(this_run.seconds, this_run.bytes_read, this_run.passes);
             if let Some(d) = &mut self.durable {
                 d.carried.exits_seconds = exits.exits_seconds;
                 d.carried.exits_read = exits.exits_read;

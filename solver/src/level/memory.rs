@@ -34,19 +34,32 @@
 //! and need not stay in the page cache. (Depths come from the depth passes, [`crate::depth`],
 //! over the finished table.)
 //!
+//! **Resuming** ([`LevelBuilder::open`]; the file in `memory/checkpoint.rs`): at a step
+//! boundary every few minutes the state words are saved whole, with the step, to
+//! `level-NN.mstate` (2 bytes a position of disk); a killed level loads them and goes on at
+//! that step. Every position of the level is in the words, so the steps after the save settle
+//! the same sets, and the table is the same bytes.
+//!
 //! Setting the environment variable `AWARI_TIMINGS` prints each level's forward-pass, stream
 //! and settling times on stderr (for profiling).
+
+mod checkpoint;
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use awari_db::{Level, Levels, QuietMoves, Rules};
 
+use super::Solved;
 use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
 pub use crate::progress::{Progress, Silent};
 #[allow(clippy::wildcard_imports)]
 use crate::settle::*;
 pub use crate::settle::{BuilderError, LevelCounts};
 pub(crate) use crate::state::StateArray;
+use crate::twobit::Stage;
+pub use checkpoint::{
+    remove_saved_state, saved_state_bytes, saved_state_path, saved_state_stage, SAVE_SHARE,
+};
 use rayon::prelude::*;
 
 /// Bytes of memory the in-memory algorithm needs for level `n`: the state words, the seeds of
@@ -65,6 +78,8 @@ pub struct LevelBuilder<'a> {
     rules: Rules,
     stream: CaptureStream<'a>,
     state: StateArray,
+    /// Where the state is saved between steps ([`LevelBuilder::open`]; `None`: never).
+    durable: Option<checkpoint::Durable>,
 }
 
 impl<'a> LevelBuilder<'a> {
@@ -78,27 +93,67 @@ impl<'a> LevelBuilder<'a> {
             rules,
             stream,
             state,
+            durable: None,
         })
     }
 
-    /// Run phases 1 and 2; afterwards [`LevelBuilder::value`] gives every value. Returns what
-    /// the exits phase cost.
-    pub fn solve(&mut self, progress: &dyn Progress) -> Result<ExitsStats, awari_db::TableError> {
+    /// Run phases 1 and 2, from where a save left the level if [`LevelBuilder::open`] loaded
+    /// one (saving the state as it goes, if opened so); afterwards [`LevelBuilder::value`]
+    /// gives every value.
+    pub fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, awari_db::TableError> {
         let t = std::time::Instant::now();
-        let stats = self.compute_exits(progress)?;
-        let exits = t.elapsed().as_secs_f64();
         let n = self.level.seeds();
+        let resumed_at = self.durable.as_ref().and_then(|d| d.resumed_at);
+        let exits = match (&self.durable, resumed_at) {
+            (Some(d), Some(_)) => d.carried.exits(self.stream.positions()),
+            _ => {
+                let stats = self.compute_exits(progress)?;
+                if let Some(d) = &mut self.durable {
+                    d.carried
+                        .add_exits(stats.seconds, stats.bytes_read, stats.passes);
+                }
+                stats
+            }
+        };
+        let exits_seconds = t.elapsed().as_secs_f64();
         progress.phase("settle", self.level.size());
-        for i in (1..=n).rev() {
+        if resumed_at.is_some() {
+            progress.advance(self.settled());
+        }
+        let first = resumed_at.unwrap_or(n);
+        if resumed_at.is_none() && n > 0 {
+            self.save_if_due(n)?;
+        }
+        for i in (1..=first).rev() {
+            progress.message(&format!("step {i}"));
             self.settle_step(i as i8, progress);
+            if i > 1 {
+                self.save_if_due(i - 1)?;
+            }
         }
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
-                "level {n}: exits {exits:.2} s, settle {:.2} s",
-                t.elapsed().as_secs_f64() - exits
+                "level {n}: exits {exits_seconds:.2} s, settle {:.2} s",
+                t.elapsed().as_secs_f64() - exits_seconds
             );
         }
-        Ok(stats)
+        Ok(match &self.durable {
+            Some(d) => Solved {
+                exits,
+                earlier_seconds: d.carried.seconds,
+                resumed: resumed_at.map(|next| (Stage::Settle { next }, d.resumes)),
+            },
+            None => Solved::fresh(exits),
+        })
+    }
+
+    /// Positions settled (a resumed level's, for its progress).
+    fn settled(&self) -> u64 {
+        self.state
+            .words()
+            .par_iter()
+            .filter(|w| w.load(Relaxed) & SETTLED != 0)
+            .count() as u64
     }
 
     /// The state words in parallel work items, each with the index of its first position.

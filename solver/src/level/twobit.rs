@@ -95,8 +95,8 @@ use std::time::Instant;
 
 use awari_db::{level_size, Level, Levels, Rules, TableError};
 
-use super::Solved;
-use crate::exits::{CaptureStream, ExitsStats};
+use super::{Carried, Solved};
+use crate::exits::CaptureStream;
 use crate::progress::Progress;
 use crate::settle::BuilderError;
 use crate::state::StateArray;
@@ -138,20 +138,6 @@ impl std::fmt::Display for Stage {
             Stage::Convert => write!(f, "the conversion to the table"),
         }
     }
-}
-
-/// What carried over from the runs before a resume, for the summary.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Carried {
-    /// Seconds of the earlier runs, up to their last checkpoint.
-    seconds: f64,
-    /// Bytes read and written by them.
-    read: u64,
-    written: u64,
-    /// Their exits phase.
-    exits_seconds: f64,
-    exits_read: u64,
-    passes: u32,
 }
 
 /// Builds one level with the two-bit algorithm.
@@ -378,12 +364,10 @@ impl<'a> TwoBit<'a> {
             let passes = self.compute_exits(done, progress)?;
             let exits_seconds = t.elapsed().as_secs_f64();
             let exits_read = match (read0, sys::read_bytes()) {
-                (Some(a), Some(b)) => b.saturating_sub(a),
-                _ => 0,
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
             };
-            self.carried.exits_seconds += exits_seconds;
-            self.carried.exits_read += exits_read;
-            self.carried.passes += passes;
+            self.carried.add_exits(exits_seconds, exits_read, passes);
             self.stage = if n == 0 {
                 Stage::Convert
             } else {
@@ -444,12 +428,7 @@ impl<'a> TwoBit<'a> {
         }
         drop(log);
         Ok(Solved {
-            exits: ExitsStats {
-                seconds: self.carried.exits_seconds,
-                bytes_read: Some(self.carried.exits_read),
-                lower_bytes: self.stream.positions(),
-                passes: self.carried.passes,
-            },
+            exits: self.carried.exits(self.stream.positions()),
             earlier_seconds: self.carried.seconds,
             resumed: self.resumed_from.map(|s| (s, self.resumes)),
         })

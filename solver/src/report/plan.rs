@@ -173,7 +173,7 @@ pub fn render(max: u32, m: &Machine, depth: bool) -> String {
         },
         if peak_work > 0 {
             format!(
-                " (+ {} of work files while the largest low-memory or two-bit level is built)",
+                " (+ {} of work files while the level that needs the most is built)",
                 human(peak_work)
             )
         } else {

@@ -1,4 +1,5 @@
-//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), a depth
+//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), an in-memory
+//! build (its saved state), a depth
 //! pass by waves and one by value classes are stopped part way (a panic from their progress reports, which leaves
 //! their work files and checkpoint as a kill would), a byte of one of those files is changed
 //! at random, and the pass is run again. Each run ends with the true table or a clean error
@@ -12,8 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use awari_db::{depth_path, level_path, Levels, Rules, SplitMix64};
-use awari_solver::build::{build_level_with_depths, Mode, Plan};
+use awari_solver::build::{build_level, build_level_with_depths, BuiltLevel, Mode, Plan};
 use awari_solver::depth::{ClassPass, DepthPass};
+use awari_solver::twobit::Stage;
 use awari_solver::Progress;
 
 use crate::common::{build_mode, copy_levels, temp};
@@ -221,6 +223,31 @@ impl Pass for TwoBitPass {
     }
 }
 
+/// The in-memory build, saving its state at every step boundary.
+struct InMemoryPass {
+    n: u32,
+}
+
+impl InMemoryPass {
+    fn build(&self, dir: &Path, progress: &dyn Progress) -> Result<BuiltLevel, String> {
+        let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
+        build_level(dir, self.n, Rules::Awari, &levels, Plan::InMemory, progress)
+            .map_err(|e| awari_db::one_line(&e))
+    }
+}
+
+impl Pass for InMemoryPass {
+    fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
+        self.build(dir, progress).map(|_| ())
+    }
+    fn results(&self, dir: &Path) -> Vec<PathBuf> {
+        vec![level_path(dir, self.n)]
+    }
+    fn work_prefix(&self) -> String {
+        format!("level-{:02}.mstate", self.n)
+    }
+}
+
 struct DepthWaves {
     n: u32,
     classes: bool,
@@ -282,6 +309,22 @@ fn two_bit(n: u32, depths: bool, trials: usize) {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
+/// The in-memory build of level `n`, its state saved at every step boundary.
+fn in_memory(n: u32, trials: usize) {
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let tag = format!("memory-{n}");
+    let reference = values(&tag, n);
+    let want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
+    let base = temp(&format!("damage-{tag}-base"));
+    copy_levels(&reference, &base, 0..n);
+    // Phases exits, settle (calls 1, 2), then a message a step: stopped after the saves
+    // before steps n − 1, n − 4 and n − 7.
+    let pass = InMemoryPass { n };
+    damaged_runs_end_true_or_clean(&tag, &pass, &base, &want, &[4, 7, 10], trials);
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
 fn depth(n: u32, classes: bool, trials: usize) {
     let tag = if classes { "classes" } else { "waves" };
     let reference = values(&format!("{tag}-{n}"), n);
@@ -319,6 +362,59 @@ fn damaged_work_files_of_a_two_bit_build_with_depths_never_make_a_wrong_table() 
 }
 
 #[test]
+fn damaged_saves_of_an_in_memory_build_never_make_a_wrong_table() {
+    in_memory(12, 5);
+}
+
+/// Stopped after a save, the in-memory build resumes at the save's step, says so, and writes
+/// the table of a build never stopped; the save goes with the table in place.
+#[test]
+fn a_stopped_in_memory_build_resumes_at_its_last_save() {
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let n = 12;
+    let reference = values("memory-resume", n);
+    let dir = temp("damage-memory-resume");
+    copy_levels(&reference, &dir, 0..n);
+    let pass = InMemoryPass { n };
+    // Stopped at the message of step n − 2: saved before it.
+    let stopped = catch_unwind(AssertUnwindSafe(|| {
+        pool().install(|| pass.build(&dir, &StopAt::new(5)))
+    }));
+    assert!(stopped.is_err(), "the build ended before its stop");
+    let stage = awari_solver::level::saved_state_stage(&dir, n, Rules::Awari).unwrap();
+    assert_eq!(stage, Some(Stage::Settle { next: n - 2 }));
+    let built = pool()
+        .install(|| pass.build(&dir, &StopAt::new(0)))
+        .unwrap();
+    assert_eq!(built.resumed, Some((Stage::Settle { next: n - 2 }, 1)));
+    assert!(built.seconds > 0.0);
+    assert_eq!(
+        std::fs::read(level_path(&dir, n)).unwrap(),
+        std::fs::read(level_path(&reference, n)).unwrap()
+    );
+    assert!(!awari_solver::level::saved_state_path(&dir, n).exists());
+    // A save of another level, or of other rules, is not believed: the level starts afresh.
+    std::fs::remove_file(level_path(&dir, n)).unwrap();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        pool().install(|| pass.build(&dir, &StopAt::new(5)))
+    }));
+    let saved = awari_solver::level::saved_state_path(&dir, n);
+    std::fs::rename(&saved, awari_solver::level::saved_state_path(&dir, n + 1)).unwrap();
+    let err = awari_solver::level::saved_state_stage(&dir, n + 1, Rules::Awari).unwrap_err();
+    assert!(err.to_string().contains("bytes"), "{err}");
+    assert!(
+        awari_solver::level::saved_state_stage(&dir, n, Rules::Abapa)
+            .unwrap()
+            .is_none()
+    );
+    std::fs::rename(awari_solver::level::saved_state_path(&dir, n + 1), &saved).unwrap();
+    let err = awari_solver::level::saved_state_stage(&dir, n, Rules::Abapa).unwrap_err();
+    assert!(err.to_string().contains("not of level"), "{err}");
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn damaged_depth_work_files_never_make_a_wrong_table() {
     depth(13, false, 3);
 }
@@ -336,6 +432,7 @@ fn damaged_class_pass_work_files_never_make_a_wrong_table() {
 fn a_hundred_damaged_work_files_never_make_a_wrong_table() {
     two_bit(14, false, 12);
     two_bit(14, true, 6);
+    in_memory(14, 12);
     depth(15, false, 3);
     depth(15, true, 3);
 }

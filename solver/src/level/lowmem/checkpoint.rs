@@ -45,7 +45,7 @@ use crate::settle::Settle;
 /// Positions whose children the states' rebuild counts together (a multiple of 12).
 const COUNT_BATCH: usize = 12 * 8;
 use crate::checkpoint::{CheckpointError, Fields, Kind};
-use crate::exits::ExitsStats;
+pub(super) use crate::level::Carried;
 use crate::progress::Progress;
 use crate::settle::NO_EXIT;
 use crate::twobit::Stage;
@@ -74,32 +74,6 @@ pub(super) struct Checkpoint {
     pub(super) carried: Carried,
     /// The checksum of the states saved after step `next` (stage `Settle`), if saved.
     pub(super) states: Option<u64>,
-}
-
-/// What carried over from the runs before a resume, for the summary.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(super) struct Carried {
-    /// Seconds of the earlier runs, up to their last checkpoint.
-    pub(super) seconds: f64,
-    /// Work file bytes they read and wrote.
-    pub(super) read: u64,
-    pub(super) written: u64,
-    /// Their exits phase.
-    pub(super) exits_seconds: f64,
-    pub(super) exits_read: Option<u64>,
-    pub(super) passes: u32,
-}
-
-impl Carried {
-    /// The exits phase of every run, with the lower levels' size.
-    pub(super) fn exits(&self, lower_bytes: u64) -> ExitsStats {
-        ExitsStats {
-            seconds: self.exits_seconds,
-            bytes_read: self.exits_read,
-            lower_bytes,
-            passes: self.passes,
-        }
-    }
 }
 
 const KIND: Kind = Kind {
@@ -167,23 +141,7 @@ pub(super) fn read_checkpoint(
         _ => return Err(r.unusable("unknown stage")),
     };
     let resumes = r.tally_u32()?;
-    let seconds = r.seconds()?;
-    let (read, written) = (r.tally()?, r.tally()?);
-    let exits_seconds = r.seconds()?;
-    // u64::MAX: unknown.
-    let exits_read = match r.u64()? {
-        u64::MAX => None,
-        b if b <= crate::checkpoint::TALLY_MAX => Some(b),
-        b => return Err(r.unusable(format!("a total of {b} that no run reaches"))),
-    };
-    let carried = Carried {
-        seconds,
-        read,
-        written,
-        exits_seconds,
-        exits_read,
-        passes: r.tally_u32()?,
-    };
+    let carried = Carried::read(&mut r)?;
     let (saved, checksum) = if version == 1 {
         (0, 0)
     } else {
@@ -248,15 +206,9 @@ pub(super) fn write_checkpoint(
         .u8(code)
         .u64(done)
         .u8(next)
-        .u32(resumes)
-        .f64(carried.seconds)
-        .u64(carried.read)
-        .u64(carried.written)
-        .f64(carried.exits_seconds)
-        .u64(carried.exits_read.unwrap_or(u64::MAX))
-        .u32(carried.passes)
-        .u8(u8::from(states.is_some()))
-        .u64(states.unwrap_or(0));
+        .u32(resumes);
+    carried.write(&mut f);
+    f.u8(u8::from(states.is_some())).u64(states.unwrap_or(0));
     f.write(&work.join(CKPT_NAME), KIND)
 }
 

@@ -39,7 +39,7 @@ use crate::seed_records::{decode_seeds, Body};
 /// positions of the level                  u64
 /// exits: positions done                   u64
 /// carried over for the summary: seconds   f64, then bytes read, bytes written (u64)
-/// exits seconds, exits bytes read         f64, u64
+/// exits seconds, exits bytes read         f64, u64 (u64::MAX: unknown)
 /// exits passes                            u32
 /// the exit bucket, in chunks of 2^20      u32
 /// F: files listed                         u64
@@ -101,15 +101,15 @@ impl TwoBit<'_> {
             .u32(self.level.seeds())
             .u32(self.resumes)
             .u64(self.level.size())
-            .u64(done)
-            .f64(elapsed)
-            .u64(read)
-            .u64(wrote)
-            .f64(self.carried.exits_seconds)
-            .u64(self.carried.exits_read)
-            .u32(self.carried.passes)
-            .u32((self.bucket / CHUNK) as u32)
-            .u64(files.len() as u64);
+            .u64(done);
+        Carried {
+            seconds: elapsed,
+            read,
+            written: wrote,
+            ..self.carried
+        }
+        .write(&mut f);
+        f.u32((self.bucket / CHUNK) as u32).u64(files.len() as u64);
         for (name, len) in &files {
             f.bytes(name.as_bytes()).u64(*len);
         }
@@ -240,14 +240,7 @@ pub(super) fn read_checkpoint(
         (2, _) => Stage::Convert,
         _ => return Err(r.unusable("unknown stage")),
     };
-    let carried = Carried {
-        seconds: r.seconds()?,
-        read: r.tally()?,
-        written: r.tally()?,
-        exits_seconds: r.seconds()?,
-        exits_read: r.tally()?,
-        passes: r.tally_u32()?,
-    };
+    let carried = Carried::read(&mut r)?;
     // Whole bucket units, and no more than the level rounded up to one: any other bucket is
     // not one a build chose (the settling log is sized by it).
     let bucket = u64::from(r.u32()?) * CHUNK;

@@ -1,5 +1,5 @@
 //! Level 19 (50 M positions) built by the binary in each resumable mode (two-bit, with depths
-//! too, one-bit, low-memory) and killed with SIGKILL at random moments, at least twelve times
+//! too, one-bit, low-memory, in memory) and killed with SIGKILL at random moments, at least twelve times
 //! and at least three times in its settling steps. After every kill the directory holds only the tables,
 //! the level's work directory and at worst a half-written table; the checkpoint there is
 //! whole and never further back than after the kill before. The run that finishes says it
@@ -74,6 +74,20 @@ fn killed_low_memory_build_resumes_to_the_same_bytes() {
     );
 }
 
+#[test]
+#[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
+fn killed_in_memory_build_resumes_to_the_same_bytes() {
+    // 2 bytes a position; its state saved at each step boundary (a save half written when a
+    // kill comes mid-save: `level-19.mstate.tmp`).
+    killed_build_resumes(
+        "memory",
+        "200M",
+        "level-19.mstate",
+        awari_solver::level::saved_state_stage,
+        &[],
+    );
+}
+
 type StageOf = fn(&Path, u32, Rules) -> Result<Option<Stage>, CheckpointError>;
 
 fn killed_build_resumes(
@@ -104,6 +118,7 @@ fn killed_build_resumes(
     // and level 19's, whole or half written, where it writes depths).
     let expected = |f: &str| {
         f == work
+            || f == format!("{work}.tmp")
             || f == "level-19.values"
             || f == "level-19.values.tmp"
             || (depths && (f.ends_with(".depth") || f == "level-19.depth.tmp"))
