@@ -105,7 +105,7 @@ fn main() {
         }
     }
 
-    // checkpoint: [flags: kind | framed 4 | run 8][dir] bytes
+    // checkpoint: [flags: kind | framed 4 | run 8 | kind 4 16][dir] bytes
     // record_file: [snapshot][file][flags: framed records 1] bytes
     let p = passes(&root.join("passes"));
     let n = PASS_LEVEL;
@@ -120,6 +120,19 @@ fn main() {
         c.add(
             &format!("low-memory-{k}-fields-run"),
             &[3 | 4 | 8, k as u8],
+            fields,
+        );
+    }
+    // The in-memory build's saves: kind 4 is flag bit 4.
+    for (k, dir) in p.memory.iter().enumerate() {
+        let Ok(file) = std::fs::read(dir.join(format!("level-{n:02}.mstate"))) else {
+            continue;
+        };
+        let fields = checkpoint_fields(&file).unwrap();
+        c.add(&format!("memory-{k}-run"), &[16 | 8, k as u8], &file);
+        c.add(
+            &format!("memory-{k}-fields-run"),
+            &[16 | 4 | 8, k as u8],
             fields,
         );
     }

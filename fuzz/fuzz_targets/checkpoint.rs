@@ -3,14 +3,17 @@
 //! pass's `level-NN.dresume` (`DepthPass::open`, then its run), as the class pass's
 //! `level-NN.dclasses` (`ClassPass::open`, then its run) or as the low-memory build's
 //! `level-NN.lowmem/resume` (`lowmem::checkpoint_stage`, `build_level` (low-memory)'s
-//! resume), in a directory of level 6 under awari
+//! resume) or as the in-memory build's saved state `level-NN.mstate` (`saved_state_stage`,
+//! `build_level` (in memory)'s resume; framed, the input is its head's fields and the words
+//! are those of the directory's save, or zeros), in a directory of level 6 under awari
 //! left by a pass stopped part way (at start-up: real work files) or in one without work
 //! files. Asserted: no panic, no hang, no huge allocation; and where the checkpoint is the one
 //! its pass left (the input unframed), a run that ends `Ok` writes the true table.
 //!
-//! Input: a byte of flags (bits 0-1 the kind: two-bit, depth, classes, low-memory; bit 2 the input is the
-//! checkpoint's fields, framed and checksummed here, else the whole file; bit 3 run the pass
-//! after opening it), a byte choosing the directory, then the bytes.
+//! Input: a byte of flags (bits 0-1 and 4 the kind: two-bit, depth, classes, low-memory, in
+//! memory, modulo 5; bit 2 the input is the checkpoint's fields, framed and checksummed here,
+//! else the whole file; bit 3 run the pass after opening it), a byte choosing the directory,
+//! then the bytes.
 #![no_main]
 
 use std::path::PathBuf;
@@ -19,7 +22,8 @@ use std::sync::OnceLock;
 use awari_db::{depth_path, level_path, Levels, Rules};
 use awari_fuzz::{
     copy_dir, frame_checkpoint, one_thread, passes, replace, run_depth, scratch, stage_dir, Input,
-    CLASS_CHECKPOINT, DEPTH_CHECKPOINT, LOW_MEMORY_CHECKPOINT, PASS_LEVEL as N, TWO_BIT_CHECKPOINT,
+    CLASS_CHECKPOINT, DEPTH_CHECKPOINT, LOW_MEMORY_CHECKPOINT, MEMORY_SAVE, MEMORY_SAVE_HEAD,
+    PASS_LEVEL as N, TWO_BIT_CHECKPOINT,
 };
 use awari_solver::build::{build_level, Plan};
 use awari_solver::depth::{ClassPass, DepthPass};
@@ -75,6 +79,12 @@ fn setup() -> Setup {
         frame: LOW_MEMORY_CHECKPOINT,
         file: "level-06.lowmem/resume",
         dirs: p.low_memory,
+        want: want.clone(),
+    });
+    kinds.push(Kind {
+        frame: MEMORY_SAVE,
+        file: "level-06.mstate",
+        dirs: p.memory,
         want,
     });
     Setup {
@@ -91,11 +101,23 @@ fuzz_target!(
         let s = SETUP.get().unwrap();
         let mut input = Input(data);
         let flags = input.u8();
-        let kind = usize::from(flags & 3) % s.kinds.len();
+        let kind = usize::from(flags & 3 | (flags >> 2) & 4) % s.kinds.len();
         let k = &s.kinds[kind];
         let from = &k.dirs[usize::from(input.u8()) % k.dirs.len()];
         let bytes = input.rest();
-        let file = if flags & 4 != 0 {
+        let file = if flags & 4 != 0 && kind == 4 {
+            // The fields as the head, the words of the directory's save (or zeros) after it.
+            let mut file = frame_checkpoint(k.frame, bytes);
+            file.resize(file.len().max(MEMORY_SAVE_HEAD), 0);
+            let words = 2 * awari_db::level_size(N) as usize;
+            match std::fs::read(from.join(k.file)) {
+                Ok(save) if save.len() == MEMORY_SAVE_HEAD + words => {
+                    file.extend_from_slice(&save[MEMORY_SAVE_HEAD..]);
+                }
+                _ => file.resize(file.len() + words, 0),
+            }
+            file
+        } else if flags & 4 != 0 {
             frame_checkpoint(k.frame, bytes)
         } else {
             bytes.to_vec()
@@ -114,6 +136,16 @@ fuzz_target!(
                 if run {
                     let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
                     let r = build_level(dir, N, Rules::Awari, &levels, Plan::TwoBit { bucket: 1 }, &Silent);
+                    if r.is_ok() && own {
+                        assert!(std::fs::read(level_path(dir, N)).unwrap() == k.want);
+                    }
+                }
+            }
+            4 => {
+                let _ = awari_solver::level::saved_state_stage(dir, N, Rules::Awari);
+                if run {
+                    let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
+                    let r = build_level(dir, N, Rules::Awari, &levels, Plan::InMemory, &Silent);
                     if r.is_ok() && own {
                         assert!(std::fs::read(level_path(dir, N)).unwrap() == k.want);
                     }

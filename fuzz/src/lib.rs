@@ -317,6 +317,10 @@ pub const DEPTH_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDRS", 2);
 pub const CLASS_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDCL", 3);
 /// The low-memory build's `level-NN.lowmem/resume`.
 pub const LOW_MEMORY_CHECKPOINT: ([u8; 8], u32) = (*b"AWARILMR", 1);
+/// The head of the in-memory build's saved state, `level-NN.mstate`.
+pub const MEMORY_SAVE: ([u8; 8], u32) = (*b"AWARIMST", 1);
+/// Bytes of that head: the checkpoint, zero-padded; the state words follow.
+pub const MEMORY_SAVE_HEAD: usize = 4096;
 
 /// A checkpoint of `kind` whose fields are `fields`, framed and checksummed as
 /// `solver/src/checkpoint.rs` writes one.
@@ -574,6 +578,9 @@ pub struct Passes {
     /// The low-memory build's: the levels below, and its stopped builds (checkpoint
     /// `level-06.lowmem/resume`).
     pub low_memory: Vec<PathBuf>,
+    /// The in-memory build's: the levels below, and its stopped builds (their state saved
+    /// in `level-06.mstate`).
+    pub memory: Vec<PathBuf>,
     /// The depth pass's (by waves): every level, and its stopped passes (`level-06.dresume`).
     pub waves: Vec<PathBuf>,
     /// The class pass's: every level, and its stopped passes (`level-06.dclasses`).
@@ -632,6 +639,11 @@ pub fn passes(root: &Path) -> Passes {
             run_build(d, awari_solver::build::Plan::LowMemory { bucket: 1 }, p);
         });
     low_memory.push(lower.clone());
+    let save = format!("level-{n:02}.mstate");
+    let mut memory = stopped_snapshots(&lower, &root.join("memory"), &stops, &save, |d, p| {
+        run_build(d, awari_solver::build::Plan::InMemory, p);
+    });
+    memory.push(lower.clone());
     let depth = |classes: bool| {
         let (tag, file) = if classes {
             ("classes", format!("level-{n:02}.dclasses"))
@@ -649,6 +661,7 @@ pub fn passes(root: &Path) -> Passes {
     Passes {
         two_bit,
         low_memory,
+        memory,
         waves,
         classes,
         lower,
