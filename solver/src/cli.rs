@@ -141,8 +141,9 @@ pub enum Command {
         /// exits it must know are looked up in its exit lists in rounds), or `auto` (memory
         /// where it fits, else the faster of low-memory and two-bit by `plan`'s estimate at its
         /// default rates, else one-bit; a level begun in one of them resumes in it).
-        /// Low-memory, two-bit and one-bit checkpoint every 5 minutes: a killed build resumes
-        /// inside the level. Same tables, byte for byte, whichever builds them.
+        /// Every mode checkpoints every 5 minutes, so a killed build resumes inside the level
+        /// (memory saves its 2 bytes a position to level-NN.mstate where the disk holds them
+        /// beside the table). Same tables, byte for byte, whichever builds them.
         #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
         mode: ModeArg,
         /// Build over the ranks of an MPI job (`mpirun -n R awari-solver build --distributed`):
