@@ -3,6 +3,9 @@
 //! updates, the seeds of a step, and the propagation of settled positions to their
 //! predecessors by un-moves, over any state representation that implements [`Settle`] (in
 //! memory, low-memory, distributed).
+//!
+//! The in-memory build saves these words as they are (`level-NN.mstate`): a change of their
+//! layout is a new version of that file (`level/memory/checkpoint.rs`).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 

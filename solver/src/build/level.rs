@@ -271,6 +271,10 @@ impl Algorithm for LevelBuilder<'_> {
         Ok(LevelBuilder::write_values(self, sink)?)
     }
 
+    fn work_io(&self) -> (u64, u64) {
+        LevelBuilder::work_io(self)
+    }
+
     fn finish(&mut self) {
         LevelBuilder::forget_save(self);
     }

@@ -388,6 +388,10 @@ fn a_stopped_in_memory_build_resumes_at_its_last_save() {
         .unwrap();
     assert_eq!(built.resumed, Some((Stage::Settle { next: n - 2 }, 1)));
     assert!(built.seconds > 0.0);
+    // The save read back, and the two saves written (after the exits, after step n).
+    let save = awari_solver::level::saved_state_bytes(n);
+    assert!(built.io.read >= save, "{:?}", built.io);
+    assert!(built.io.written >= 2 * save, "{:?}", built.io);
     assert_eq!(
         std::fs::read(level_path(&dir, n)).unwrap(),
         std::fs::read(level_path(&reference, n)).unwrap()
@@ -410,6 +414,31 @@ fn a_stopped_in_memory_build_resumes_at_its_last_save() {
     std::fs::rename(awari_solver::level::saved_state_path(&dir, n + 1), &saved).unwrap();
     let err = awari_solver::level::saved_state_stage(&dir, n, Rules::Abapa).unwrap_err();
     assert!(err.to_string().contains("not of level"), "{err}");
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A save that cannot be written (here its `.tmp` is a directory) is not needed for the
+/// table: the level goes on and writes the true table, and no save is left.
+#[test]
+fn a_save_that_fails_leaves_the_level_going() {
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let n = 12;
+    let reference = values("memory-save-fails", n);
+    let dir = temp("damage-memory-save-fails");
+    copy_levels(&reference, &dir, 0..n);
+    let save = awari_solver::level::saved_state_path(&dir, n);
+    let tmp = dir.join("level-12.mstate.tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let built = pool()
+        .install(|| InMemoryPass { n }.build(&dir, &StopAt::new(0)))
+        .unwrap();
+    assert_eq!(built.resumed, None);
+    assert_eq!(
+        std::fs::read(level_path(&dir, n)).unwrap(),
+        std::fs::read(level_path(&reference, n)).unwrap()
+    );
+    assert!(!save.exists());
     std::fs::remove_dir_all(&reference).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -25,7 +25,8 @@
 //! level's rules, seeds and size, its head's checksum and its words' checksum matching; else
 //! the level starts afresh, saying why. Where the disk has no room for a save beside the table
 //! still to be written and 1 GiB, none is made (saying so once) and an older one goes, so that
-//! the table always has its room.
+//! the table always has its room; where the new save has no room beside the last, the last
+//! goes first. A save that fails (a full disk, an I/O error) is said once and the level goes on.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -40,6 +41,8 @@ use crate::checkpoint::{CheckpointError, Fields, Kind};
 use crate::level::Carried;
 use crate::twobit::Stage;
 
+/// Its version is that of the words' layout too (`crate::settle`'s): a change there is a new
+/// version, so that no save of the old layout is believed.
 const KIND: Kind = Kind {
     magic: *b"AWARIMST",
     version: 1,
@@ -48,6 +51,8 @@ const KIND: Kind = Kind {
 const HEAD: usize = 4096;
 /// Bytes of words written or read at once.
 const BLOCK: usize = 1 << 24;
+/// Free disk a save leaves, bytes.
+const MARGIN: u64 = 1 << 30;
 /// A save is made at most once every this many times its own duration.
 pub const SAVE_SHARE: f64 = 10.0;
 
@@ -148,7 +153,11 @@ pub(super) struct Durable {
     last_save: Instant,
     /// Seconds the last save took.
     save_seconds: f64,
-    said_no_room: bool,
+    /// Whether a save was skipped or failed, said once.
+    said_no_save: bool,
+    /// Bytes of saves this run read (a load) and wrote.
+    read: u64,
+    written: u64,
 }
 
 impl<'a> LevelBuilder<'a> {
@@ -171,31 +180,38 @@ impl<'a> LevelBuilder<'a> {
             started: Instant::now(),
             last_save: Instant::now(),
             save_seconds: 0.0,
-            said_no_room: false,
+            said_no_save: false,
+            read: 0,
+            written: 0,
         };
+        // A save half written when a run ended.
+        let _ = std::fs::remove_file(tmp_path(&path));
         match read_head(&path, n, rules) {
             Ok(None) => {}
             Ok(Some((saved, file))) => {
                 let t = Instant::now();
-                if builder.load(&path, file, saved.checksum)? {
-                    if std::env::var_os("AWARI_TIMINGS").is_some() {
-                        eprintln!(
-                            "level {n}: state loaded at step {} in {:.2} s",
-                            saved.next,
-                            t.elapsed().as_secs_f64()
-                        );
+                // A save that does not load whole is not believed, whatever the reason. (A
+                // fresh level's exits phase sets every word, so those loaded go unread.)
+                match builder.load(&path, file, saved.checksum) {
+                    Ok(true) => {
+                        if std::env::var_os("AWARI_TIMINGS").is_some() {
+                            eprintln!(
+                                "level {n}: state loaded at step {} in {:.2} s",
+                                saved.next,
+                                t.elapsed().as_secs_f64()
+                            );
+                        }
+                        durable.resumed_at = Some(saved.next);
+                        durable.resumes = saved.resumes + 1;
+                        durable.carried = saved.carried;
+                        durable.read = saved_state_bytes(n);
                     }
-                    durable.resumed_at = Some(saved.next);
-                    durable.resumes = saved.resumes + 1;
-                    durable.carried = saved.carried;
-                } else {
-                    eprintln!(
+                    Ok(false) => eprintln!(
                         "level {n}: starting afresh: {}: its state words do not match their \
                          checksum (damaged)",
                         path.display()
-                    );
-                    // What the load put in the words goes.
-                    builder.state = crate::state::StateArray::new(builder.state.len())?;
+                    ),
+                    Err(e) => eprintln!("level {n}: starting afresh: {e}"),
                 }
             }
             Err(why) => eprintln!("level {n}: starting afresh: {why}"),
@@ -248,7 +264,21 @@ impl<'a> LevelBuilder<'a> {
             return Ok(());
         }
         let t = Instant::now();
-        self.save(next)?;
+        if let Err(e) = self.save(next) {
+            // A save is not needed for the table: the level goes on without it.
+            if let Some(d) = &mut self.durable {
+                let _ = std::fs::remove_file(tmp_path(&d.path));
+                if !d.said_no_save {
+                    d.said_no_save = true;
+                    eprintln!(
+                        "level {}: the state was not saved ({e}): a kill before the next save \
+                         loses the level's progress since the last",
+                        self.level.seeds()
+                    );
+                }
+            }
+            return Ok(());
+        }
         let seconds = t.elapsed().as_secs_f64();
         if std::env::var_os("AWARI_TIMINGS").is_some() {
             eprintln!(
@@ -272,12 +302,15 @@ impl<'a> LevelBuilder<'a> {
             return Ok(());
         };
         let bytes = saved_state_bytes(n);
+        // The last save (of this size) is replaced: the room for the new one and the table is
+        // the free space and the last save's.
         let held = std::fs::metadata(&d.path).map_or(0, |m| m.len());
         let table = Header::values(rules, n).file_len();
         let dir = d.path.parent().unwrap_or(Path::new("."));
-        if crate::sys::disk_free(dir).is_some_and(|free| free + held < bytes + table + (1 << 30)) {
-            if !d.said_no_room {
-                d.said_no_room = true;
+        let free = crate::sys::disk_free(dir);
+        if free.is_some_and(|free| free + held < bytes + table + MARGIN) {
+            if !d.said_no_save {
+                d.said_no_save = true;
                 eprintln!(
                     "level {n}: no room on disk to save the state ({}) beside the table: a kill \
                      now loses the level's progress",
@@ -286,6 +319,10 @@ impl<'a> LevelBuilder<'a> {
             }
             let _ = std::fs::remove_file(&d.path);
             return Ok(());
+        }
+        if free.is_some_and(|free| free < bytes + MARGIN) {
+            // No room for the new one beside the last: the last goes first.
+            let _ = std::fs::remove_file(&d.path);
         }
         let tmp = tmp_path(&d.path);
         let io = |source| TableError::Io {
@@ -306,6 +343,8 @@ impl<'a> LevelBuilder<'a> {
         }
         let carried = Carried {
             seconds: d.carried.seconds + d.started.elapsed().as_secs_f64(),
+            read: d.carried.read + d.read,
+            written: d.carried.written + d.written + bytes,
             ..d.carried
         };
         let mut f = Fields::default();
@@ -318,7 +357,15 @@ impl<'a> LevelBuilder<'a> {
         file.sync_all().map_err(io)?;
         drop(file);
         rename_into_place(&tmp, &d.path)?;
+        d.written += bytes;
         Ok(())
+    }
+
+    /// Bytes of saves read and written over every run of the level.
+    pub(crate) fn work_io(&self) -> (u64, u64) {
+        self.durable.as_ref().map_or((0, 0), |d| {
+            (d.carried.read + d.read, d.carried.written + d.written)
+        })
     }
 
     /// The table is in place: the save goes.
