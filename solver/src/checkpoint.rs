@@ -178,6 +178,18 @@ pub(crate) struct FieldReader {
     at: usize,
 }
 
+/// The metadata of the checkpoint at `path`, not following a link (`Ok(None)`: there is none).
+pub(crate) fn metadata(path: &Path) -> Result<Option<std::fs::Metadata>, CheckpointError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(CheckpointError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 /// Read the checkpoint of `kind` at `path` (`Ok(None)`: there is none), checked whole (see
 /// the module documentation).
 pub(crate) fn read(path: &Path, kind: Kind) -> Result<Option<FieldReader>, CheckpointError> {
@@ -185,10 +197,8 @@ pub(crate) fn read(path: &Path, kind: Kind) -> Result<Option<FieldReader>, Check
         path: path.to_path_buf(),
         source,
     };
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
+    let Some(meta) = metadata(path)? else {
+        return Ok(None);
     };
     if !meta.is_file() {
         return Err(CheckpointError::unusable(path, "not a regular file"));
@@ -375,21 +385,31 @@ mod tests {
         version: 3,
     };
 
-    fn sample() -> Vec<u8> {
+    fn sample_fields() -> Fields {
         let mut f = Fields::default();
         f.u8(7)
             .u32(1234)
             .u64(u64::MAX - 5)
             .f64(2.5)
             .bytes(b"exit+05");
-        f.encode(KIND)
+        f
     }
 
-    fn parse(bytes: Vec<u8>) -> Result<(u8, u32, u64, f64, String), CheckpointError> {
-        let mut r = decode(Path::new("ckpt"), KIND, bytes)?;
+    fn sample() -> Vec<u8> {
+        sample_fields().encode(KIND)
+    }
+
+    type Sample = (u8, u32, u64, f64, String);
+
+    /// The fields of [`sample_fields`], read back whole.
+    fn read_sample(mut r: FieldReader) -> Result<Sample, CheckpointError> {
         let got = (r.u8()?, r.u32()?, r.u64()?, r.f64()?, r.string()?);
         r.finish()?;
         Ok(got)
+    }
+
+    fn parse(bytes: Vec<u8>) -> Result<Sample, CheckpointError> {
+        read_sample(decode(Path::new("ckpt"), KIND, bytes)?)
     }
 
     #[test]
@@ -424,18 +444,9 @@ mod tests {
     #[test]
     fn a_head_round_trips_and_a_changed_byte_or_a_cut_in_it_is_refused() {
         let good = sample();
-        let parse_head = |bytes: &[u8]| {
-            let mut r = read_head(Path::new("state"), &mut &bytes[..], KIND, 64)?;
-            let got = (r.u8()?, r.u32()?, r.u64()?, r.f64()?, r.string()?);
-            r.finish()?;
-            Ok::<_, CheckpointError>(got)
-        };
-        let mut f = Fields::default();
-        f.u8(7)
-            .u32(1234)
-            .u64(u64::MAX - 5)
-            .f64(2.5)
-            .bytes(b"exit+05");
+        let parse_head =
+            |bytes: &[u8]| read_sample(read_head(Path::new("state"), &mut &bytes[..], KIND, 64)?);
+        let f = sample_fields();
         assert!(
             f.head(KIND, good.len() - 1).is_none(),
             "a head longer than asked"

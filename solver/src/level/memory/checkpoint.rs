@@ -106,10 +106,8 @@ fn read_head(
         path: path.to_path_buf(),
         source,
     };
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
+    let Some(meta) = crate::checkpoint::metadata(path)? else {
+        return Ok(None);
     };
     let size = level_size(n);
     let len = saved_state_bytes(n);
