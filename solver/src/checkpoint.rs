@@ -219,8 +219,8 @@ pub(crate) fn read(path: &Path, kind: Kind) -> Result<Option<FieldReader>, Check
 }
 
 /// Read the checkpoint of `kind` written by [`Fields::head`] as the first `len` bytes of
-/// `file` (at `path`, for the errors): checked whole as [`read`] checks a file, the padding
-/// after it ignored.
+/// `file` (at `path`, for the errors): checked whole as [`read`] checks a file, and the
+/// padding after it required to be zeros.
 pub(crate) fn read_head(
     path: &Path,
     file: &mut impl Read,
@@ -240,7 +240,15 @@ pub(crate) fn read_head(
     })?;
     if len >= FRAME {
         let fields = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
-        bytes.truncate((FRAME + 8).saturating_add(fields).min(len));
+        let end = (FRAME + 8).saturating_add(fields).min(len);
+        // The padding is checked too: every byte of the head is one the writer wrote.
+        if bytes[end..].iter().any(|&b| b != 0) {
+            return Err(CheckpointError::unusable(
+                path,
+                "a byte that is not zero in its head's padding (damaged)",
+            ));
+        }
+        bytes.truncate(end);
     }
     decode(path, kind, bytes)
 }
@@ -462,6 +470,14 @@ mod tests {
             assert!(parse_head(&bad).is_err(), "byte {at} changed, believed");
         }
         assert!(parse_head(&file[..63]).is_err(), "a cut head believed");
+        for at in good.len()..64 {
+            let mut bad = file.clone();
+            bad[at] = 1;
+            assert!(
+                parse_head(&bad).is_err(),
+                "padding byte {at} changed, believed"
+            );
+        }
     }
 
     #[test]

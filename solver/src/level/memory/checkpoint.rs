@@ -8,7 +8,7 @@
 //! ```text
 //! offset  size  field
 //!      0  4096  the checkpoint, in the frame of `crate::checkpoint` (magic b"AWARIMST",
-//!               version 1), zero-padded; its fields, in order:
+//!               version 1), zero-padded (the zeros checked); its fields:
 //!                 rule set code                          u8
 //!                 seeds of the level                     u32
 //!                 positions of the level, P              u64
