@@ -45,7 +45,8 @@
 //! # Files
 //!
 //! This file holds the builder and its phases; `kernel` holds the stream's rule on a packed
-//! word and the work bytes' encoding, `checkpoint` the checkpoint and the states' rebuild.
+//! word and the work bytes' encoding, `checkpoint` the checkpoint and the states' rebuild,
+//! `digests` the work file's page digests, which every read checks.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -65,10 +66,12 @@ use crate::state::StateArray;
 use crate::twobit::Stage;
 
 mod checkpoint;
+mod digests;
 mod kernel;
 
 use super::Carried;
 pub use checkpoint::{checkpoint_stage, remove_work_files, work_dir};
+use digests::PageDigests;
 use kernel::{encode_value, may_change, stream_word, StreamKernel};
 
 const PER_WORD: u64 = 12;
@@ -235,6 +238,8 @@ pub struct LowMemoryBuilder<'a> {
     state: Packed,
     work: File,
     work_path: PathBuf,
+    /// The digests of the work file's pages, checked at every read.
+    digests: PageDigests,
     /// Bytes read from and written to the work file.
     work_read: AtomicU64,
     work_written: AtomicU64,
@@ -287,13 +292,18 @@ impl<'a> LowMemoryBuilder<'a> {
         bucket: u64,
     ) -> Result<Self, BuilderError> {
         let work = work_dir(dir, n);
-        let found = match checkpoint::read_checkpoint(&work, n, rules) {
-            Ok(found) => found,
-            Err(why) => {
-                eprintln!("level {n}: starting afresh: {why}");
-                None
-            }
-        };
+        let size = level_size(n);
+        let digests_path = work.join(checkpoint::DIGESTS_NAME);
+        let found = checkpoint::read_checkpoint(&work, n, rules)
+            .map_err(|e| e.to_string())
+            .and_then(|c| match c {
+                Some(c) => Ok(Some((c, PageDigests::load(size, digests_path.clone())?))),
+                None => Ok(None),
+            });
+        let found = found.unwrap_or_else(|why| {
+            eprintln!("level {n}: starting afresh: {why}");
+            None
+        });
         if found.is_none() {
             remove_work_files(dir, n);
         }
@@ -303,15 +313,11 @@ impl<'a> LowMemoryBuilder<'a> {
         };
         std::fs::create_dir_all(&work).map_err(io_dir)?;
         let work_path = work.join(checkpoint::WORK_NAME);
-        let mut builder = Self::create(
-            work_path,
-            n,
-            rules,
-            lower,
-            bucket,
-            0..level_size(n),
-            found.is_none(),
-        )?;
+        let (found, digests) = match found {
+            Some((c, digests)) => (Some(c), (digests, false)),
+            None => (None, (PageDigests::fresh(size, Some(digests_path))?, true)),
+        };
+        let mut builder = Self::create(work_path, n, rules, lower, bucket, 0..size, digests)?;
         let mut durable = Durable {
             dir: work,
             stage: Stage::Exits { done: 0 },
@@ -342,11 +348,12 @@ impl<'a> LowMemoryBuilder<'a> {
         bucket: u64,
         range: std::ops::Range<u64>,
     ) -> Result<Self, BuilderError> {
-        Self::create(work_path, n, rules, lower, bucket, range, true)
+        let digests = PageDigests::fresh(range.end - range.start, None)?;
+        Self::create(work_path, n, rules, lower, bucket, range, (digests, true))
     }
 
     /// A builder of the positions `range` of level `n` over the work file at `work_path`,
-    /// emptied to `fresh` work (else kept, for a resume).
+    /// whose pages have `digests`, emptied to `fresh` work (else kept, for a resume).
     fn create(
         work_path: PathBuf,
         n: u32,
@@ -354,7 +361,7 @@ impl<'a> LowMemoryBuilder<'a> {
         lower: &'a Levels,
         bucket: u64,
         range: std::ops::Range<u64>,
-        fresh: bool,
+        (digests, fresh): (PageDigests, bool),
     ) -> Result<Self, BuilderError> {
         let stream = CaptureStream::new(n, rules, lower)?;
         let bucket = bucket.max(1).div_ceil(CHUNK) * CHUNK;
@@ -384,6 +391,7 @@ impl<'a> LowMemoryBuilder<'a> {
             range,
             work,
             work_path,
+            digests,
             work_read: AtomicU64::new(0),
             work_written: AtomicU64::new(0),
             durable: None,
@@ -395,18 +403,24 @@ impl<'a> LowMemoryBuilder<'a> {
         chunks(self.range.clone())
     }
 
-    /// Read the work bytes of positions `start..` (in this builder's range).
+    /// Read the work bytes of the chunk at `start` (of this builder's range), checked against
+    /// its pages' digests.
     fn read(&self, start: u64, buf: &mut [u8]) -> Result<(), TableError> {
         self.work_read.fetch_add(buf.len() as u64, Relaxed);
+        let offset = start - self.range.start;
         self.work
-            .read_exact_at(buf, start - self.range.start)
-            .map_err(io(&self.work_path))
+            .read_exact_at(buf, offset)
+            .map_err(io(&self.work_path))?;
+        self.digests.check(&self.work_path, offset, buf)
     }
 
+    /// Write the work bytes of the chunk at `start`, its pages' digests recorded first.
     fn write(&self, start: u64, buf: &[u8]) -> Result<(), TableError> {
         self.work_written.fetch_add(buf.len() as u64, Relaxed);
+        let offset = start - self.range.start;
+        self.digests.record(offset, buf)?;
         self.work
-            .write_all_at(buf, start - self.range.start)
+            .write_all_at(buf, offset)
             .map_err(io(&self.work_path))
     }
 
@@ -500,6 +514,7 @@ impl<'a> LowMemoryBuilder<'a> {
             let every = checkpoint_seconds();
             let mut last = Instant::now();
             for i in (1..=from).rev() {
+                progress.message(&format!("step {i}"));
                 // The first step of a run sets every position's `exit_ok` afresh.
                 self.stream_step(Some(i as i8), i == from, progress)?;
                 // Every value of the steps above i is on disk now (see `checkpoint`).
@@ -537,6 +552,7 @@ impl<'a> LowMemoryBuilder<'a> {
             return Ok(());
         };
         self.work.sync_data().map_err(io(&self.work_path))?;
+        self.digests.settle()?;
         // The states after step `next`, saved where the disk has room (the settling only).
         let dir = d.dir.clone();
         let states = match stage {

@@ -1,5 +1,6 @@
-//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), an in-memory
-//! build (its saved state), a depth
+//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), a
+//! low-memory build (its work file, its digests, its saved states), an in-memory build (its
+//! saved state), a depth
 //! pass by waves and one by value classes are stopped part way (a panic from their progress reports, which leaves
 //! their work files and checkpoint as a kill would), a byte of one of those files is changed
 //! at random, and the pass is run again. Each run ends with the true table or a clean error
@@ -223,6 +224,27 @@ impl Pass for TwoBitPass {
     }
 }
 
+/// The low-memory build, in exit buckets of a chunk, checkpointing at every step boundary.
+struct LowMemoryPass {
+    n: u32,
+}
+
+impl Pass for LowMemoryPass {
+    fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
+        let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
+        let plan = Plan::LowMemory { bucket: 1 };
+        build_level(dir, self.n, Rules::Awari, &levels, plan, progress)
+            .map(|_| ())
+            .map_err(|e| awari_db::one_line(&e))
+    }
+    fn results(&self, dir: &Path) -> Vec<PathBuf> {
+        vec![level_path(dir, self.n)]
+    }
+    fn work_prefix(&self) -> String {
+        format!("level-{:02}.lowmem", self.n)
+    }
+}
+
 /// The in-memory build, saving its state at every step boundary.
 struct InMemoryPass {
     n: u32,
@@ -309,6 +331,22 @@ fn two_bit(n: u32, depths: bool, trials: usize) {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
+/// The low-memory build of level `n`, checkpointing at every step boundary.
+fn low_memory(n: u32, trials: usize) {
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let tag = format!("low-memory-{n}");
+    let reference = values(&tag, n);
+    let want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
+    let base = temp(&format!("damage-{tag}-base"));
+    copy_levels(&reference, &base, 0..n);
+    // Phases exits, settle (calls 1, 2), then a message a step: stopped at the settling's
+    // start and after the checkpoints before steps n − 1, n − 4 and n − 7.
+    let pass = LowMemoryPass { n };
+    damaged_runs_end_true_or_clean(&tag, &pass, &base, &want, &[2, 4, 7, 10], trials);
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
 /// The in-memory build of level `n`, its state saved at every step boundary.
 fn in_memory(n: u32, trials: usize) {
     std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
@@ -359,6 +397,11 @@ fn damaged_two_bit_work_files_never_make_a_wrong_table() {
 #[test]
 fn damaged_work_files_of_a_two_bit_build_with_depths_never_make_a_wrong_table() {
     two_bit(12, true, 5);
+}
+
+#[test]
+fn damaged_low_memory_work_files_never_make_a_wrong_table() {
+    low_memory(12, 5);
 }
 
 #[test]
@@ -461,6 +504,7 @@ fn damaged_class_pass_work_files_never_make_a_wrong_table() {
 fn a_hundred_damaged_work_files_never_make_a_wrong_table() {
     two_bit(14, false, 12);
     two_bit(14, true, 6);
+    low_memory(14, 12);
     in_memory(14, 12);
     depth(15, false, 3);
     depth(15, true, 3);

@@ -1,6 +1,8 @@
 //! Resuming a low-memory level: its work directory `level-NN.lowmem/` (the work file `work`,
-//! one byte per position, and the checkpoint `resume`), the checkpoint's fields, and the
-//! passes that rebuild the packed states from the work file when a killed level resumes.
+//! one byte per position, its pages' digests `digests` (see `digests`) and the checkpoint
+//! `resume`), the checkpoint's fields, and the passes that rebuild the packed states from the
+//! work file when a killed level resumes. Every page of the work file a resume reads is
+//! checked against its digests first; the checks of each byte below come after.
 //!
 //! A checkpoint costs a sync of the work file and a few hundred bytes: the states are not
 //! saved, since the work file says what they were. After the exits of positions `0..done`
@@ -51,7 +53,8 @@ use crate::settle::NO_EXIT;
 use crate::twobit::Stage;
 
 /// The checkpoint file `level-NN.lowmem/resume`, in the frame of `crate::checkpoint` (magic
-/// b"AWARILMR", version 1), whose fields are, in order:
+/// b"AWARILMR", version 3: the work file has its digests beside it; the fields are version
+/// 2's, and a checkpoint of an earlier version is not believed), whose fields are, in order:
 ///
 /// ```text
 /// field                                     type
@@ -78,15 +81,11 @@ pub(super) struct Checkpoint {
 
 const KIND: Kind = Kind {
     magic: *b"AWARILMR",
-    version: 2,
-};
-/// The first version's fields: those of version 2 without the saved states.
-const KIND_1: Kind = Kind {
-    magic: *b"AWARILMR",
-    version: 1,
+    version: 3,
 };
 const CKPT_NAME: &str = "resume";
 pub(super) const WORK_NAME: &str = "work";
+pub(super) const DIGESTS_NAME: &str = "digests";
 const STATES_NAME: &str = "states";
 
 /// The work directory of a low-memory level `n` in `dir`.
@@ -110,21 +109,14 @@ pub fn checkpoint_stage(
 }
 
 /// Read the checkpoint in the work directory `work` of level `n`, checked against the level,
-/// the rules and the work file's length; `Ok(None)` when there is none.
+/// the rules and the lengths of the work file and its digests; `Ok(None)` when there is none.
 pub(super) fn read_checkpoint(
     work: &Path,
     n: u32,
     rules: Rules,
 ) -> Result<Option<Checkpoint>, CheckpointError> {
-    let path = work.join(CKPT_NAME);
-    // Version 1 (no saved states) is read too: a level begun by it resumes, its states rebuilt.
-    let (mut r, version) = match crate::checkpoint::read(&path, KIND) {
-        Ok(None) => return Ok(None),
-        Ok(Some(r)) => (r, KIND.version),
-        Err(e) => match crate::checkpoint::read(&path, KIND_1) {
-            Ok(Some(r)) => (r, KIND_1.version),
-            _ => return Err(e),
-        },
+    let Some(mut r) = crate::checkpoint::read(&work.join(CKPT_NAME), KIND)? else {
+        return Ok(None);
     };
     let size = level_size(n);
     let (code, seeds, positions) = (r.u8()?, r.u32()?, r.u64()?);
@@ -142,32 +134,18 @@ pub(super) fn read_checkpoint(
     };
     let resumes = r.tally_u32()?;
     let carried = Carried::read(&mut r)?;
-    let (saved, checksum) = if version == 1 {
-        (0, 0)
-    } else {
-        (r.u8()?, r.u64()?)
-    };
+    let (saved, checksum) = (r.u8()?, r.u64()?);
     let states = (saved == 1 && matches!(stage, Stage::Settle { .. })).then_some(checksum);
     r.finish()?;
-    let path = work.join(WORK_NAME);
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() && m.len() == size => {}
-        Ok(m) => {
-            return Err(CheckpointError::unusable(
-                &work.join(CKPT_NAME),
-                format!(
-                    "{} holds {} bytes, {size} expected",
-                    path.display(),
-                    m.len()
-                ),
-            ))
-        }
-        Err(e) => {
-            return Err(CheckpointError::unusable(
-                &work.join(CKPT_NAME),
-                format!("no work file {}: {e}", path.display()),
-            ))
-        }
+    let digests = super::digests::file_len(size);
+    for (name, len) in [(WORK_NAME, size), (DIGESTS_NAME, digests)] {
+        let path = work.join(name);
+        let why = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() == len => continue,
+            Ok(m) => format!("{} holds {} bytes, {len} expected", path.display(), m.len()),
+            Err(e) => format!("no {name} file {}: {e}", path.display()),
+        };
+        return Err(CheckpointError::unusable(&work.join(CKPT_NAME), why));
     }
     Ok(Some(Checkpoint {
         stage,
@@ -515,7 +493,8 @@ mod tests {
 
     use awari_db::{level_path, level_size, Levels, Rules, TableError};
 
-    use super::is_exit;
+    use super::super::digests::PAGE;
+    use super::{decode, is_exit};
     use crate::build::{build_level, Plan};
     use crate::progress::Silent;
     use crate::settle::BuilderError;
@@ -551,17 +530,25 @@ mod tests {
         dir
     }
 
-    /// A resume of `dir` refused: its work file `work` damaged at position `at`; the next run
+    /// How a damaged byte at position `at` is said: the positions of its page.
+    fn page_of(at: u64) -> String {
+        let page = at / PAGE * PAGE;
+        format!("positions {page}..{} ", (page + PAGE).min(level_size(N)))
+    }
+
+    /// A resume of `dir` refused, its work file `work` damaged as `what` says; the next run
     /// starts afresh and writes `want`.
-    fn refused_then_true(dir: &Path, levels: &Levels, work: &Path, at: u64, want: &[u8]) {
+    fn refused_then_true(dir: &Path, levels: &Levels, work: &Path, what: &str, want: &[u8]) {
         let err = resume(dir, levels).unwrap_err();
-        let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged { path, what })) =
-            &err
+        let crate::BuildError::Builder(BuilderError::Table(TableError::Damaged {
+            path,
+            what: said,
+        })) = &err
         else {
             panic!("{err}");
         };
         assert_eq!(path, work);
-        assert!(what.contains(&format!("position {at} ")), "{what}");
+        assert!(said.contains(what), "{said}");
         assert!(!work.with_file_name("resume").exists());
         let built = resume(dir, levels).unwrap();
         assert!(built.resumed.is_none());
@@ -646,12 +633,12 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
     }
 
-    /// A checkpoint of the first version (no saved states) is read: its level resumes, the
-    /// states rebuilt.
+    /// A checkpoint of an earlier version (its work file without digests) is not believed:
+    /// the level starts afresh, saying why.
     #[test]
-    fn a_first_version_checkpoint_is_read() {
-        use crate::checkpoint::Fields;
-        let dir = std::env::temp_dir().join(format!("awari-lowmem-v1-{}", std::process::id()));
+    fn an_earlier_version_checkpoint_is_not_believed() {
+        use crate::checkpoint::{Fields, Kind};
+        let dir = std::env::temp_dir().join(format!("awari-lowmem-v2-{}", std::process::id()));
         let work = super::work_dir(&dir, 5);
         std::fs::create_dir_all(&work).unwrap();
         let size = awari_db::level_size(5);
@@ -663,26 +650,31 @@ mod tests {
             .u8(1)
             .u64(0)
             .u8(3)
-            .u32(2)
-            .f64(1.5)
-            .u64(10)
-            .u64(20)
-            .f64(0.5)
-            .u64(u64::MAX)
-            .u32(1);
-        f.write(&work.join(super::CKPT_NAME), super::KIND_1)
-            .unwrap();
-        let c = super::read_checkpoint(&work, 5, RULES).unwrap().unwrap();
-        assert_eq!(c.stage, Stage::Settle { next: 3 });
-        assert_eq!((c.resumes, c.states), (2, None));
-        assert_eq!(c.carried.exits_read, None);
+            .u32(2);
+        crate::level::Carried::default().write(&mut f);
+        f.u8(0).u64(0);
+        let v2 = Kind {
+            version: 2,
+            ..super::KIND
+        };
+        f.write(&work.join(super::CKPT_NAME), v2).unwrap();
+        let err = super::read_checkpoint(&work, 5, RULES).err().unwrap();
+        assert!(
+            err.to_string().contains("version 2, this program writes 3"),
+            "{err}"
+        );
+        // The same fields in this version, without the digests beside the work file.
+        f.write(&work.join(super::CKPT_NAME), super::KIND).unwrap();
+        let err = super::read_checkpoint(&work, 5, RULES).err().unwrap();
+        assert!(err.to_string().contains("no digests file"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A work byte that no exit or value of the level has (an exit of 53 at 16 seeds, a value
-    /// of 0) stops the resume with the work file's name and the position, and removes the
-    /// checkpoint: the next run starts afresh and writes the true table. A checkpoint whose
-    /// work file has another length is not believed: that run starts afresh at once.
+    /// A changed work byte (to an exit of 53 at 16 seeds, to a value of 0) stops the resume
+    /// with the work file's name and its chunk's positions (their digest does not match), and
+    /// removes the checkpoint: the next run starts afresh and writes the true table. Bytes the
+    /// run wrote that the checkpoint does not allow are refused by the position. A checkpoint
+    /// whose work file has another length is not believed: that run starts afresh at once.
     #[test]
     fn a_damaged_work_file_is_never_believed() {
         let (root, want) = reference("damaged");
@@ -701,8 +693,33 @@ mod tests {
             let mut bytes = std::fs::read(&work).unwrap();
             bytes[at as usize] = byte;
             std::fs::write(&work, &bytes).unwrap();
-            refused_then_true(&dir, &levels, &work, at, &want);
+            refused_then_true(&dir, &levels, &work, &page_of(at), &want);
         }
+        // A value turned into its opposite: a byte the checkpoint allows, the digest alone
+        // finds it.
+        let dir = lower_levels(&root, "opposite");
+        let levels = Levels::open(&dir, Some(RULES)).unwrap();
+        {
+            let bucket = exit_bucket(N, 2, None);
+            let mut b = LowMemoryBuilder::open(&dir, N, RULES, &levels, bucket).unwrap();
+            b.compute_exits(0, &Silent).unwrap();
+            for step in [N, N - 1, N - 2] {
+                b.stream_step(Some(step as i8), step == N, &Silent).unwrap();
+            }
+            b.checkpoint(Stage::Settle { next: N - 2 }, None).unwrap();
+        }
+        let work = super::work_dir(&dir, N).join(super::WORK_NAME);
+        let mut bytes = std::fs::read(&work).unwrap();
+        let at = bytes
+            .iter()
+            .position(|&b| matches!(decode(b), Err(v) if i32::from(v).abs() > N as i32 - 2))
+            .expect("a value of a step above the checkpoint's");
+        let Err(v) = decode(bytes[at]) else {
+            unreachable!()
+        };
+        bytes[at] = super::super::kernel::encode_value(-v);
+        std::fs::write(&work, &bytes).unwrap();
+        refused_then_true(&dir, &levels, &work, &page_of(at as u64), &want);
         // A checkpoint of the exits phase part way (checksummed, so believed) over a work
         // file that holds values (two steps streamed): the bytes it takes for exits are
         // refused, not streamed; and a byte past the level's exits too.
@@ -723,15 +740,18 @@ mod tests {
                 b.checkpoint(Stage::Exits { done: size / 2 }, None).unwrap();
             }
             let mut bytes = std::fs::read(&work).unwrap();
-            if let Some(byte) = byte {
+            let what = if let Some(byte) = byte {
                 bytes[(size / 3) as usize] = byte;
                 std::fs::write(&work, &bytes).unwrap();
-            }
-            let first = bytes[..(size / 2) as usize]
-                .iter()
-                .position(|&b| !is_exit(b, N as i32))
-                .expect("a byte that is no exit below the checkpoint");
-            refused_then_true(&dir, &levels, &work, first as u64, &want);
+                page_of(size / 3)
+            } else {
+                let first = bytes[..(size / 2) as usize]
+                    .iter()
+                    .position(|&b| !is_exit(b, N as i32))
+                    .expect("a byte that is no exit below the checkpoint");
+                format!("position {first} ")
+            };
+            refused_then_true(&dir, &levels, &work, &what, &want);
         }
         // A work file cut short.
         let dir = lower_levels(&root, "short");
