@@ -40,8 +40,12 @@ pub const CHECKSUM_CHUNK: usize = 4 << 20;
 
 /// The checksum of a data section (see the module documentation), computed on all cores.
 pub fn checksum(data: &[u8]) -> u64 {
-    let digests: Vec<u64> = data.par_chunks(CHECKSUM_CHUNK).map(chunk_digest).collect();
-    combine_digests(&digests)
+    combine_digests(&chunk_digests(data))
+}
+
+/// The digests of a data section's checksum chunks, in order, computed on all cores.
+pub fn chunk_digests(data: &[u8]) -> Vec<u64> {
+    data.par_chunks(CHECKSUM_CHUNK).map(chunk_digest).collect()
 }
 
 /// The digest of one checksum chunk of a data section ([`CHECKSUM_CHUNK`] bytes, the last one

@@ -316,7 +316,7 @@ pub const DEPTH_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDRS", 2);
 /// The class pass's `level-NN.dclasses`.
 pub const CLASS_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDCL", 3);
 /// The low-memory build's `level-NN.lowmem/resume`.
-pub const LOW_MEMORY_CHECKPOINT: ([u8; 8], u32) = (*b"AWARILMR", 1);
+pub const LOW_MEMORY_CHECKPOINT: ([u8; 8], u32) = (*b"AWARILMR", 3);
 /// The head of the in-memory build's saved state, `level-NN.mstate`.
 pub const MEMORY_SAVE: ([u8; 8], u32) = (*b"AWARIMST", 1);
 /// Bytes of that head: the checkpoint, zero-padded; the state words follow.

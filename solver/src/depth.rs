@@ -309,7 +309,8 @@ struct Carried {
 
 /// The values of the level, read at random.
 enum Values<'a> {
-    Plain(&'a [u8]),
+    /// A plain table and its data.
+    Plain(&'a Table, &'a [u8]),
     Table(&'a Table, Mutex<Option<TableError>>),
 }
 
@@ -317,7 +318,7 @@ impl Values<'_> {
     #[inline]
     fn get(&self, i: u64) -> i8 {
         match self {
-            Values::Plain(d) => d[i as usize] as i8,
+            Values::Plain(_, d) => d[i as usize] as i8,
             Values::Table(t, failed) => t.value(i).unwrap_or_else(|e| {
                 failed.lock().expect("no panic holds it").get_or_insert(e);
                 0
@@ -328,14 +329,14 @@ impl Values<'_> {
     #[inline]
     fn prefetch(&self, i: u64) {
         match self {
-            Values::Plain(d) => crate::state::prefetch_line(&d[i as usize]),
+            Values::Plain(_, d) => crate::state::prefetch_line(&d[i as usize]),
             Values::Table(t, _) => t.prefetch_value(i),
         }
     }
 
     fn take_error(&self) -> Result<(), TableError> {
         match self {
-            Values::Plain(_) => Ok(()),
+            Values::Plain(..) => Ok(()),
             Values::Table(_, failed) => match failed.lock().expect("no panic holds it").take() {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -383,7 +384,7 @@ impl<'a> DepthPass<'a> {
             });
         }
         let values = match table.plain() {
-            Some(d) => Values::Plain(d),
+            Some(d) => Values::Plain(table, d),
             None => Values::Table(table, Mutex::new(None)),
         };
         let rules = levels.rules();
@@ -444,6 +445,11 @@ impl<'a> DepthPass<'a> {
         progress: &dyn Progress,
     ) -> Result<DepthReport, DepthError> {
         let checkpoint = resume_path(&self.out, self.level.seeds());
+        // A plain table's values are read at random: its chunks are checked first, but where
+        // the value check is to report the checksum with what it finds.
+        if let (Values::Plain(table, _), None) = (&self.values, self.check) {
+            table.check_entries(0..self.level.size())?;
+        }
         self.run_from_stage(write, keep, progress)
             .inspect_err(|e| forget_damaged(e, &checkpoint))
     }

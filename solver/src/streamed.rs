@@ -84,7 +84,7 @@ pub(crate) fn unmove_level(
             let start = k * unit;
             let end = (start + unit).min(size);
             let mut buf = Vec::new();
-            let values = table.read(start..end, &mut buf)?;
+            let values = table.read_unchecked(start..end, &mut buf)?;
             let digest = if digests {
                 awari_db::table::chunk_digest(values)
             } else {
@@ -144,7 +144,7 @@ pub(crate) fn compare_values(
             let mut bad = 0u64;
             let mut found = Vec::new();
             let mut buf = Vec::new();
-            let stored_values = table.read(start..end, &mut buf)?;
+            let stored_values = table.read_unchecked(start..end, &mut buf)?;
             for (idx, board) in (start..end).zip(level.boards(start..end)) {
                 let stored = stored_values[(idx - start) as usize] as i8;
                 let code = words[(idx - lo) as usize].load(Relaxed) & !TERMINAL_MARK;

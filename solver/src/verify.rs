@@ -647,7 +647,7 @@ pub fn verify_level_streamed_resuming(
     );
     let mut examples = done.examples;
     let mut failures = done.failures;
-    let mut digests = done.digests;
+    let mut digests = Vec::new();
     for b in first..passes {
         let range = (b * bucket).min(size)..((b + 1) * bucket).min(size);
         if passes > 1 {
@@ -667,12 +667,13 @@ pub fn verify_level_streamed_resuming(
             |batch| raise_exits(words, range.start, batch),
             progress,
         )?;
-        // 2. Non-capturing moves: the level itself, un-moved (its checksum on the first pass).
+        // 2. Non-capturing moves: the level itself, un-moved (its checksum on this run's first
+        // pass: a resumed run hashes the table as it is now).
         table.advise(awari_db::Access::Sequential);
-        let digest = b == 0 && !table.is_raw() && !table.is_compressed();
+        let digest = b == first && !table.is_raw() && !table.is_compressed();
         let chunk_digests =
             unmove_level(table, level, rules, range.clone(), words, digest, progress)?;
-        if b == 0 {
+        if b == first {
             digests = chunk_digests;
         }
         // 3. Compare the bucket's stored values with what its children say.
@@ -684,7 +685,6 @@ pub fn verify_level_streamed_resuming(
             let done = resume::Done {
                 buckets: (b + 1) as u32,
                 failures,
-                digests: digests.clone(),
                 examples: examples.clone(),
             };
             if let Err(e) = resume::write(path, rules, n, table, bucket, &done) {

@@ -2,7 +2,9 @@
 //! `verify --work`): after each bucket, what the buckets so far found, so that a `verify`
 //! killed in a level of several buckets resumes at its next bucket. It is written only where
 //! the level takes more than one bucket, removed when the level's verdict is in, and believed
-//! only for the same level, rules, table (its length and checksum) and bucket.
+//! only for the same level, rules, table (its length and checksum) and bucket. It holds no
+//! digest of the table: a resumed run computes the checksum again in its first bucket (which
+//! reads the whole level anyway), so that a table changed between the runs is found.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +13,8 @@ use awari_db::{Level, Rules, Table, TableError};
 use crate::checkpoint::{CheckpointError, Fields, Kind};
 use crate::streamed::Mismatch;
 
-/// The fields, in the frame of `crate::checkpoint` (magic b"AWARIVRS", version 1), in order:
+/// The fields, in the frame of `crate::checkpoint` (magic b"AWARIVRS", version 2; version 1
+/// held the table's chunk digests too, and is not believed), in order:
 ///
 /// ```text
 /// field                                         type
@@ -21,12 +24,11 @@ use crate::streamed::Mismatch;
 /// positions per bucket                          u64
 /// buckets done                                  u32
 /// entries failed so far                         u64
-/// D: digests of the table's checksum chunks     u64, then D × u64
 /// E: examples kept                              u64, then E × (index u64, what: string)
 /// ```
 const KIND: Kind = Kind {
     magic: *b"AWARIVRS",
-    version: 1,
+    version: 2,
 };
 
 /// What the buckets done found.
@@ -34,7 +36,6 @@ const KIND: Kind = Kind {
 pub(super) struct Done {
     pub(super) buckets: u32,
     pub(super) failures: u64,
-    pub(super) digests: Vec<u64>,
     pub(super) examples: Vec<Mismatch>,
 }
 
@@ -85,9 +86,6 @@ fn read_checked(
         return Err(r.unusable(format!("{buckets} buckets done, more than the level has")));
     }
     let failures = r.u64()?;
-    let digests = (0..r.count(8)?)
-        .map(|_| r.u64())
-        .collect::<Result<Vec<_>, _>>()?;
     let mut examples = Vec::new();
     for _ in 0..r.count(12)? {
         let index = r.u64()?;
@@ -105,7 +103,6 @@ fn read_checked(
     Ok(Some(Done {
         buckets,
         failures,
-        digests,
         examples,
     }))
 }
@@ -128,11 +125,7 @@ pub(super) fn write(
         .u64(bucket)
         .u32(done.buckets)
         .u64(done.failures)
-        .u64(done.digests.len() as u64);
-    for &d in &done.digests {
-        f.u64(d);
-    }
-    f.u64(done.examples.len() as u64);
+        .u64(done.examples.len() as u64);
     for m in &done.examples {
         f.u64(m.index).bytes(m.what.as_bytes());
     }
@@ -165,7 +158,6 @@ mod tests {
         let done = Done {
             buckets: 2,
             failures: 7,
-            digests: vec![1, 2, 3],
             examples: vec![Mismatch {
                 level: 6,
                 index: 40,
@@ -177,8 +169,8 @@ mod tests {
         write(&path, Rules::Awari, 6, t6, 1000, &done).unwrap();
         let back = read(&path, Rules::Awari, 6, t6, 1000);
         assert_eq!(
-            (back.buckets, back.failures, &back.digests, &back.examples),
-            (2, 7, &done.digests, &done.examples)
+            (back.buckets, back.failures, &back.examples),
+            (2, 7, &done.examples)
         );
         let none = |d: Done| d.buckets == 0 && d.failures == 0 && d.examples.is_empty();
         assert!(none(read(&path, Rules::Abapa, 6, t6, 1000)));

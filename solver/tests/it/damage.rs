@@ -569,3 +569,32 @@ fn a_damaged_lower_level_or_compress_source_is_named_not_used() {
     let _ = std::fs::remove_dir_all(&out);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Readers that read a plain table's values without a lookup check them first: `depth` (of a
+/// damaged level, or on one), `build --depth` over a kept damaged level and `stats` stop with
+/// an error naming the table, and write no depth table from it.
+#[test]
+fn depths_and_histograms_of_a_damaged_level_are_refused() {
+    let dir = values("read", 13);
+    zero_data(&dir, 11, 200);
+    let s = dir.to_str().unwrap();
+    let refused = |args: &[&str]| {
+        let o = solver(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("level-11.values") && err.contains("checksum"),
+            "{args:?}: {err}"
+        );
+    };
+    // Level 13 captures into levels 11 and 10.
+    for n in ["13", "11"] {
+        refused(&["depth", "--db", s, "--stones", n]);
+    }
+    refused(&["build", "--db", s, "--max-stones", "13", "--depth"]);
+    for n in [11, 13] {
+        assert!(!depth_path(&dir, n).exists(), "level {n}'s depths");
+    }
+    refused(&["stats", "--db", s, "--stones", "11"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
