@@ -1,10 +1,10 @@
-//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), a
-//! low-memory build (its work file, its digests, its saved states), an in-memory build (its
-//! saved state), a depth
-//! pass by waves and one by value classes are stopped part way (a panic from their progress reports, which leaves
-//! their work files and checkpoint as a kill would), a byte of one of those files is changed
-//! at random, and the pass is run again. Each run ends with the true table or a clean error
-//! (never a panic), and a run after a clean error writes the true table.
+//! No damaged byte becomes a wrong table: a two-bit build (with its depths, too), a one-bit
+//! build, a low-memory build (its work file, its digests, its saved states), an in-memory
+//! build (its saved state), a depth pass by waves and one by value classes are stopped part
+//! way (a panic from their progress reports, which leaves their work files and checkpoint as
+//! a kill would), a byte of one of those files is changed at random, and the pass is run
+//! again. Each run ends with the true table or a clean error (never a panic), and a run after
+//! a clean error writes the true table.
 //!
 //! The fast tier changes a few dozen bytes per pass; the slow tier (`--include-ignored`) a
 //! few hundred.
@@ -194,18 +194,25 @@ struct TwoBitPass {
     n: u32,
     /// The build settles in waves and writes the depth table too.
     depths: bool,
+    /// The one-bit build (the two-bit checkpoints and work files, one bit a position).
+    one_bit: bool,
 }
 
 impl Pass for TwoBitPass {
     fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
         let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
         // Buckets of one checksum chunk: the exits phase checkpoints between them.
+        let plan = if self.one_bit {
+            Plan::OneBit { bucket: 1 }
+        } else {
+            Plan::TwoBit { bucket: 1 }
+        };
         build_level_with_depths(
             dir,
             self.n,
             Rules::Awari,
             &levels,
-            Plan::TwoBit { bucket: 1 },
+            plan,
             self.depths,
             progress,
         )
@@ -309,9 +316,19 @@ fn values(tag: &str, top: u32) -> PathBuf {
 /// The two-bit build of level `n`, with its depths where `depths` (their want: the depth pass
 /// of the in-memory values).
 fn two_bit(n: u32, depths: bool, trials: usize) {
+    two_or_one_bit(n, depths, false, trials);
+}
+
+/// The one-bit build of level `n`.
+fn one_bit(n: u32, trials: usize) {
+    two_or_one_bit(n, false, true, trials);
+}
+
+fn two_or_one_bit(n: u32, depths: bool, one_bit: bool, trials: usize) {
     // Checkpoints at every step boundary.
     std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
-    let tag = format!("two-bit{}-{n}", if depths { "-depths" } else { "" });
+    let name = if one_bit { "one-bit" } else { "two-bit" };
+    let tag = format!("{name}{}-{n}", if depths { "-depths" } else { "" });
     let reference = values(&tag, n);
     let mut want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
     if depths {
@@ -325,7 +342,7 @@ fn two_bit(n: u32, depths: bool, trials: usize) {
     }
     let base = temp(&format!("damage-{tag}-base"));
     copy_levels(&reference, &base, 0..n);
-    let pass = TwoBitPass { n, depths };
+    let pass = TwoBitPass { n, depths, one_bit };
     damaged_runs_end_true_or_clean(&tag, &pass, &base, &want, &[2, 4, 7, 10], trials);
     std::fs::remove_dir_all(&reference).unwrap();
     std::fs::remove_dir_all(&base).unwrap();
@@ -397,6 +414,11 @@ fn damaged_two_bit_work_files_never_make_a_wrong_table() {
 #[test]
 fn damaged_work_files_of_a_two_bit_build_with_depths_never_make_a_wrong_table() {
     two_bit(12, true, 5);
+}
+
+#[test]
+fn damaged_one_bit_work_files_never_make_a_wrong_table() {
+    one_bit(12, 5);
 }
 
 #[test]
@@ -504,6 +526,7 @@ fn damaged_class_pass_work_files_never_make_a_wrong_table() {
 fn a_hundred_damaged_work_files_never_make_a_wrong_table() {
     two_bit(14, false, 12);
     two_bit(14, true, 6);
+    one_bit(14, 6);
     low_memory(14, 12);
     in_memory(14, 12);
     depth(15, false, 3);
