@@ -312,9 +312,9 @@ pub fn fix_table(bytes: &mut [u8]) {
 /// The checkpoint magics and versions (`solver/src/checkpoint.rs` and its kinds).
 pub const TWO_BIT_CHECKPOINT: ([u8; 8], u32) = (*b"AWARICKP", 3);
 /// The depth pass's `level-NN.dresume`.
-pub const DEPTH_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDRS", 2);
+pub const DEPTH_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDRS", 3);
 /// The class pass's `level-NN.dclasses`.
-pub const CLASS_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDCL", 3);
+pub const CLASS_CHECKPOINT: ([u8; 8], u32) = (*b"AWARIDCL", 4);
 /// The low-memory build's `level-NN.lowmem/resume`.
 pub const LOW_MEMORY_CHECKPOINT: ([u8; 8], u32) = (*b"AWARILMR", 3);
 /// The head of the in-memory build's saved state, `level-NN.mstate`.

@@ -37,6 +37,22 @@ use xxhash_rust::xxh3::xxh3_64;
 /// The longest checkpoint read: far above any written (a class pass's keeps a few thousand
 /// examples), far below what would hurt to allocate.
 pub(crate) const MAX_LEN: u64 = 64 << 20;
+
+/// What a checkpoint records of the work files it relies on whose lengths it does not record
+/// one by one: the XXH3-64 of their lengths, in an order its reader enumerates them in again
+/// (u64 LE each; `u64::MAX` for a file missing). A file missing, cut or grown since (a record
+/// dropped at a record boundary, which the records' own checks cannot see) changes it.
+pub(crate) fn lengths_digest(files: impl IntoIterator<Item = PathBuf>) -> u64 {
+    let bytes: Vec<u8> = files
+        .into_iter()
+        .flat_map(|p| {
+            std::fs::metadata(p)
+                .map_or(u64::MAX, |m| m.len())
+                .to_le_bytes()
+        })
+        .collect();
+    xxh3_64(&bytes)
+}
 const FRAME: usize = 16;
 
 /// Seconds between checkpoints of a level build while it settles (two-bit, low-memory), unless

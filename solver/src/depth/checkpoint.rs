@@ -8,13 +8,14 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::work_files::{resume_path, wave_path};
 use super::{Carried, DepthError, DepthPass, Stage};
-use crate::checkpoint::{CheckpointError, Fields, Kind};
+use crate::checkpoint::{lengths_digest, CheckpointError, Fields, Kind};
 use crate::seed_records::check_file;
 
-/// The frame of `crate::checkpoint`, magic b"AWARIDRS", version 2.
+/// The frame of `crate::checkpoint`, magic b"AWARIDRS", version 3 (version 2, without the
+/// digest of the waves' lengths, is not believed).
 const KIND: Kind = Kind {
     magic: *b"AWARIDRS",
-    version: 2,
+    version: 3,
 };
 
 impl DepthPass<'_> {
@@ -34,6 +35,7 @@ impl DepthPass<'_> {
     /// seconds so far, exits seconds                  f64, f64
     /// exits bytes read from storage                  u64
     /// mismatches the value check found so far        u64
+    /// waves: the lengths of wave files 0..=complete  u64 (`checkpoint::lengths_digest`)
     /// ```
     pub(super) fn write_checkpoint(&self) -> Result<(), DepthError> {
         let n = self.level.seeds();
@@ -56,9 +58,22 @@ impl DepthPass<'_> {
             .f64(seconds)
             .f64(self.carried.exits_seconds)
             .u64(self.carried.exits_read)
-            .u64(mismatches);
+            .u64(mismatches)
+            .u64(self.waves_digest(self.stage));
         f.write(&resume_path(&self.out, n), KIND)?;
         Ok(())
+    }
+
+    /// The digest of the wave files' lengths at `stage` (0 in wave 0, whose length the
+    /// checkpoint records).
+    fn waves_digest(&self, stage: Stage) -> u64 {
+        let n = self.level.seeds();
+        match stage {
+            Stage::Seeds { .. } => 0,
+            Stage::Waves { complete } => {
+                lengths_digest((0..=complete).map(|k| wave_path(&self.out, n, k)))
+            }
+        }
     }
 
     /// The checkpoint in the output directory, checked against the level and its wave files,
@@ -79,6 +94,7 @@ impl DepthPass<'_> {
             resumes,
             mismatches: r.tally()?,
         };
+        let waves = r.u64()?;
         if code != self.rules.code() || seeds != n || size != self.level.size() {
             return Err(r.unusable(format!("not of level {n} under {}", self.rules)));
         }
@@ -106,6 +122,9 @@ impl DepthPass<'_> {
                         return Err(r.unusable(format!("wave file {k} is missing")));
                     };
                     check_file(&path, meta.len(), size, Body::Seeds).map_err(damaged)?;
+                }
+                if self.waves_digest(stage) != waves {
+                    return Err(r.unusable("a wave file is not as long as it records"));
                 }
             }
         }

@@ -518,6 +518,78 @@ fn damaged_class_pass_work_files_never_make_a_wrong_table() {
     depth(13, true, 3);
 }
 
+/// A wave file cut at a record boundary (here emptied: every record left whole, none
+/// missing its check) or removed after a depth pass stopped in its waves is found by the
+/// checkpoint's digest of the waves' lengths: the pass starts afresh and writes the true table.
+/// Both passes, level 15 (the first whose waves are checkpoints).
+#[test]
+fn a_wave_file_cut_at_a_record_boundary_is_not_believed() {
+    let n = 15;
+    let reference = values("cut-waves", n);
+    let levels = Levels::open(&reference, Some(Rules::Awari)).unwrap();
+    let out = temp("damage-cut-waves-want");
+    std::fs::create_dir_all(&out).unwrap();
+    pool()
+        .install(|| DepthPass::open(&levels, n, &out, u64::MAX)?.run(true, 4, &StopAt::new(0)))
+        .unwrap();
+    let want = vec![std::fs::read(depth_path(&out, n)).unwrap()];
+    drop(levels);
+    let mut cut = 0;
+    for classes in [false, true] {
+        let pass = DepthWaves { n, classes };
+        for stop in [8, 16] {
+            let stopped = temp("damage-cut-waves-stopped");
+            copy_dir(&reference, &stopped);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool().install(|| pass.run(&stopped, &StopAt::new(stop)))
+            }));
+            assert!(r.is_err(), "the pass ended before stop {stop}");
+            // The waves after wave 0 (`dwave-KKKK` with K > 0; `dwave±VV-KKKK` with K > 0).
+            let waves: Vec<PathBuf> = files_under(&stopped, &format!("level-{n:02}.dwave"))
+                .into_iter()
+                .filter(|p| {
+                    let name = p.file_name().unwrap().to_str().unwrap();
+                    !name.ends_with("-0000") && !name.contains("found") && !name.ends_with(".tmp")
+                })
+                .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
+                .collect();
+            for (k, wave) in waves.iter().take(2).enumerate() {
+                let trial = temp("damage-cut-waves-trial");
+                copy_dir(&stopped, &trial);
+                let path = trial.join(wave.strip_prefix(&stopped).unwrap());
+                if k == 0 {
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&path)
+                        .unwrap()
+                        .set_len(0)
+                        .unwrap();
+                } else {
+                    std::fs::remove_file(&path).unwrap();
+                }
+                let what = format!(
+                    "{} {}",
+                    if k == 0 { "emptied" } else { "removed" },
+                    path.display()
+                );
+                let r = pool().install(|| pass.run(&trial, &StopAt::new(0)));
+                if r.is_err() {
+                    pool()
+                        .install(|| pass.run(&trial, &StopAt::new(0)))
+                        .unwrap();
+                }
+                assert!(read(&pass, &trial) == want, "a wrong table after {what}");
+                cut += 1;
+                std::fs::remove_dir_all(&trial).unwrap();
+            }
+            std::fs::remove_dir_all(&stopped).unwrap();
+        }
+    }
+    assert!(cut >= 6, "{cut} cut files");
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 /// The slow tier: level 15, the first whose waves are checkpoints, and about a hundred
 /// changed bytes in all (the fuzz target `record_file` changes many more, see
 /// docs/testing.md).

@@ -10,14 +10,15 @@ use std::path::{Path, PathBuf};
 use super::lists::list_path;
 use super::search::class_wave_path;
 use super::{ClassCarried, ClassPass, ClassStage, LISTS};
-use crate::checkpoint::{CheckpointError, Fields, Kind};
+use crate::checkpoint::{lengths_digest, CheckpointError, Fields, Kind};
 use crate::depth::{DepthError, Inconsistent, Unproven};
 use crate::seed_records::check_file;
 
-/// The frame of `crate::checkpoint`, magic b"AWARIDCL", version 3.
+/// The frame of `crate::checkpoint`, magic b"AWARIDCL", version 4 (version 3, without the
+/// digest of the waves' lengths, is not believed).
 const KIND: Kind = Kind {
     magic: *b"AWARIDCL",
-    version: 3,
+    version: 4,
 };
 /// Flags: phase 1 checks the values.
 const CHECKED: u8 = 1;
@@ -54,6 +55,8 @@ impl ClassPass<'_> {
     /// H, then positions per depth (index 0 unused)           u64, H × u64
     /// E, then unproven examples: index, stored value         u64, E × (u64, u8)
     /// M, then wrong entries by index: index, what is wrong   u64, M × (u64, UTF-8 string)
+    /// the lengths of the waves of the classes done and of    u64
+    ///   the one in progress (`checkpoint::lengths_digest`)
     /// ```
     pub(super) fn write_checkpoint(&self) -> Result<(), DepthError> {
         let n = self.level.seeds();
@@ -102,8 +105,45 @@ impl ClassPass<'_> {
         for m in &self.mismatch_examples {
             f.u64(m.index).bytes(m.what.as_bytes());
         }
+        f.u64(lengths_digest(self.wave_files(self.stage)));
         f.write(&class_resume_path(&self.out, n), KIND)?;
         Ok(())
+    }
+
+    /// The first class not done at `stage`.
+    fn first_open(stage: ClassStage) -> u16 {
+        match stage {
+            ClassStage::Lists { .. } => 1,
+            ClassStage::Classes { done } => u16::from(done) + 1,
+            ClassStage::Wave { class, .. } => u16::from(class),
+        }
+    }
+
+    /// The wave files a pass at `stage` relies on, in order: those of the classes done (each
+    /// class's from wave 1 until one is there of neither sign), then those of the class in
+    /// progress (waves 0..=complete).
+    fn wave_files(&self, stage: ClassStage) -> Vec<PathBuf> {
+        let n = self.level.seeds();
+        let mut files = Vec::new();
+        for v in 1..Self::first_open(stage).min(256) {
+            for k in 1.. {
+                let found: Vec<PathBuf> = [true, false]
+                    .map(|won| class_wave_path(&self.out, n, v as u8, won, k))
+                    .into_iter()
+                    .filter(|p| p.exists())
+                    .collect();
+                if found.is_empty() {
+                    break;
+                }
+                files.extend(found);
+            }
+        }
+        if let ClassStage::Wave { class, complete } = stage {
+            for k in 0..=complete {
+                files.extend([true, false].map(|won| class_wave_path(&self.out, n, class, won, k)));
+            }
+        }
+        files
     }
 
     /// Read the checkpoint in the output directory into the pass, checked against the level
@@ -152,6 +192,7 @@ impl ClassPass<'_> {
                 what,
             });
         }
+        let waves = r.u64()?;
         if hist == 0 {
             return Err(r.unusable("no histogram"));
         }
@@ -164,11 +205,7 @@ impl ClassPass<'_> {
         // The files it relies on must be there, every record whole: the lists of the classes
         // not done, at least as long as recorded (checked to that length), and the waves of
         // the class in progress.
-        let first_open = match stage {
-            ClassStage::Lists { .. } => 1,
-            ClassStage::Classes { done } => u16::from(done) + 1,
-            ClassStage::Wave { class, .. } => u16::from(class),
-        };
+        let first_open = Self::first_open(stage);
         for (x, &len) in lists.iter().enumerate() {
             let v = (x / 2 + 1) as u16;
             if len == 0 || v < first_open {
@@ -208,6 +245,9 @@ impl ClassPass<'_> {
                         .map_err(|e| r.unusable(e.to_string()))?;
                 }
             }
+        }
+        if lengths_digest(self.wave_files(stage)) != waves {
+            return Err(r.unusable("a wave file is missing or not as long as it records"));
         }
         r.finish()?;
         self.histogram = histogram;
