@@ -72,7 +72,10 @@ THREAD_ARGS=()
 [ -n "${THREADS:-}" ] && THREAD_ARGS=(--threads "$THREADS")
 
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
-LIMIT=$("$TARGET/release/examples/random_reads" 2 3 | tee /dev/stderr | awk '{print $3}')
+# (Not `tee /dev/stderr`: it reopens stderr, which truncates a log both streams share.)
+READS=$("$TARGET/release/examples/random_reads" 2 3)
+echo "$READS" >&2
+LIMIT=$(awk '{print $3}' <<< "$READS")
 
 SIDES=(base new)
 [ -n "${LOWMEM:-}" ] && SIDES+=(new-low-memory)
