@@ -99,10 +99,12 @@ const WRITE_CHUNKS: u64 = 16;
 /// held in RAM at once.
 const MAX_PASSES: u64 = 8;
 
-/// RAM the settling phase needs for level `n`: the packed states and, per thread, the buffers
-/// of one streaming chunk (3 bytes per position of the chunk at most).
+/// RAM the settling phase needs for level `n`: the packed states, the work file's page
+/// digests and, per thread, the buffers of one streaming chunk (3 bytes per position of the
+/// chunk at most).
 fn settle_memory(n: u32, threads: usize) -> u64 {
-    level_size(n).div_ceil(PER_WORD) * 8 + threads as u64 * 3 * CHUNK.min(level_size(n))
+    let size = level_size(n);
+    size.div_ceil(PER_WORD) * 8 + digests::memory(size) + threads as u64 * 3 * CHUNK.min(size)
 }
 
 /// The smallest exit bucket (positions) for level `n`: 1/8 of the level, in whole chunks.
@@ -133,7 +135,8 @@ pub fn exit_bucket(n: u32, threads: usize, budget: Option<u64>) -> u64 {
 /// Positions per exit bucket for a slice of `len` positions of a level within `budget` bytes
 /// (`None`: one bucket): as [`exit_bucket`], for a rank's slice.
 pub(crate) fn slice_bucket(len: u64, threads: usize, budget: Option<u64>) -> u64 {
-    let settle = len.div_ceil(PER_WORD) * 8 + threads as u64 * 3 * CHUNK.min(len);
+    let settle =
+        len.div_ceil(PER_WORD) * 8 + digests::memory(len) + threads as u64 * 3 * CHUNK.min(len);
     let least = len.div_ceil(MAX_PASSES).div_ceil(CHUNK) * CHUNK;
     let left = budget.map_or(len, |b| b.saturating_sub(settle));
     (left / CHUNK * CHUNK).clamp(least.max(CHUNK), len.div_ceil(CHUNK).max(1) * CHUNK)
@@ -142,6 +145,7 @@ pub(crate) fn slice_bucket(len: u64, threads: usize, budget: Option<u64>) -> u64
 /// RAM the low-memory algorithm needs for a slice of `len` positions (its smallest bucket).
 pub(crate) fn slice_memory(len: u64, threads: usize) -> u64 {
     len.div_ceil(PER_WORD) * 8
+        + digests::memory(len)
         + threads as u64 * 3 * CHUNK.min(len)
         + len.div_ceil(MAX_PASSES).div_ceil(CHUNK) * CHUNK
 }
@@ -149,9 +153,10 @@ pub(crate) fn slice_memory(len: u64, threads: usize) -> u64 {
 /// Positions per streaming chunk of the low-memory algorithm.
 pub(crate) const STREAM_CHUNK: u64 = CHUNK;
 
-/// Disk the low-memory algorithm needs besides the table itself: the work array.
+/// Disk the low-memory algorithm needs besides the table itself: the work array and its page
+/// digests.
 pub fn disk_needed(n: u32) -> u64 {
-    level_size(n)
+    level_size(n) + digests::file_len(level_size(n))
 }
 
 /// The packed codes of the positions `base..` of the level (all of it, or a rank's slice).

@@ -348,34 +348,31 @@ fn two_or_one_bit(n: u32, depths: bool, one_bit: bool, trials: usize) {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
-/// The low-memory build of level `n`, checkpointing at every step boundary.
+/// The low-memory build of level `n`.
 fn low_memory(n: u32, trials: usize) {
-    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
-    let tag = format!("low-memory-{n}");
-    let reference = values(&tag, n);
-    let want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
-    let base = temp(&format!("damage-{tag}-base"));
-    copy_levels(&reference, &base, 0..n);
     // Phases exits, settle (calls 1, 2), then a message a step: stopped at the settling's
     // start and after the checkpoints before steps n − 1, n − 4 and n − 7.
     let pass = LowMemoryPass { n };
-    damaged_runs_end_true_or_clean(&tag, &pass, &base, &want, &[2, 4, 7, 10], trials);
-    std::fs::remove_dir_all(&reference).unwrap();
-    std::fs::remove_dir_all(&base).unwrap();
+    damaged_build(&format!("low-memory-{n}"), n, &pass, &[2, 4, 7, 10], trials);
 }
 
-/// The in-memory build of level `n`, its state saved at every step boundary.
+/// The in-memory build of level `n`.
 fn in_memory(n: u32, trials: usize) {
-    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
-    let tag = format!("memory-{n}");
-    let reference = values(&tag, n);
-    let want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
-    let base = temp(&format!("damage-{tag}-base"));
-    copy_levels(&reference, &base, 0..n);
     // Phases exits, settle (calls 1, 2), then a message a step: stopped after the saves
     // before steps n − 1, n − 4 and n − 7.
     let pass = InMemoryPass { n };
-    damaged_runs_end_true_or_clean(&tag, &pass, &base, &want, &[4, 7, 10], trials);
+    damaged_build(&format!("memory-{n}"), n, &pass, &[4, 7, 10], trials);
+}
+
+/// `pass`, a build of level `n` checkpointing (or saving) at every step boundary, stopped at
+/// `stops`: its want is the in-memory table.
+fn damaged_build(tag: &str, n: u32, pass: &dyn Pass, stops: &[usize], trials: usize) {
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let reference = values(tag, n);
+    let want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
+    let base = temp(&format!("damage-{tag}-base"));
+    copy_levels(&reference, &base, 0..n);
+    damaged_runs_end_true_or_clean(tag, pass, &base, &want, stops, trials);
     std::fs::remove_dir_all(&reference).unwrap();
     std::fs::remove_dir_all(&base).unwrap();
 }

@@ -762,6 +762,8 @@ mod tests {
             let levels = Levels::open(&dir, Some(RULES)).unwrap();
             let bucket = exit_bucket(N, 2, None);
             let size = level_size(N);
+            // Exits done up to a bucket's end: a whole number of chunks.
+            let half = size / 2 / CHUNK * CHUNK;
             let work = super::work_dir(&dir, N).join(super::WORK_NAME);
             {
                 let mut b = LowMemoryBuilder::open(&dir, N, RULES, &levels, bucket).unwrap();
@@ -771,7 +773,7 @@ mod tests {
                         b.stream_step(Some(step as i8), step == N, &Silent).unwrap();
                     }
                 }
-                b.checkpoint(Stage::Exits { done: size / 2 }, None).unwrap();
+                b.checkpoint(Stage::Exits { done: half }, None).unwrap();
             }
             let mut bytes = std::fs::read(&work).unwrap();
             let what = if let Some(byte) = byte {
@@ -779,7 +781,7 @@ mod tests {
                 std::fs::write(&work, &bytes).unwrap();
                 page_of(size / 3)
             } else {
-                let first = bytes[..(size / 2) as usize]
+                let first = bytes[..half as usize]
                     .iter()
                     .position(|&b| !is_exit(b, N as i32))
                     .expect("a byte that is no exit below the checkpoint");

@@ -58,6 +58,11 @@ pub(super) fn file_len(len: u64) -> u64 {
     len.div_ceil(PAGE) * ENTRY
 }
 
+/// Bytes of RAM the digests of a work file of `len` positions take (as many as their file).
+pub(super) fn memory(len: u64) -> u64 {
+    file_len(len)
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
     move |source| TableError::Io {
         path: path.to_path_buf(),
