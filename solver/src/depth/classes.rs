@@ -120,6 +120,9 @@ struct ClassCarried {
     mismatches: u64,
     /// With the check of a plain table: the checksum of its data (computed in bucket 0).
     checksum: Option<u64>,
+    /// Whether the waves of classes done were removed (by a pass that writes no table, as
+    /// `verify --prove`'s): a pass that writes one does not resume from such a checkpoint.
+    waves_dropped: bool,
 }
 
 /// The class-by-class depth pass of one level (see the module documentation).
@@ -284,6 +287,15 @@ impl<'a> ClassPass<'a> {
     ) -> Result<DepthReport, DepthError> {
         let n = self.level.seeds();
         let size = self.level.size();
+        if write && self.carried.waves_dropped && !matches!(self.stage, ClassStage::Lists { .. }) {
+            eprintln!(
+                "level {n}: depth pass starting afresh: its checkpoint was left by a pass that \
+                 wrote no table and kept no waves"
+            );
+            self.start_afresh();
+        }
+        // Checkpoints from here on say whether this run keeps the waves of the classes done.
+        self.carried.waves_dropped = !write;
         if let ClassStage::Lists { done } = self.stage {
             let t = Instant::now();
             let read0 = sys::read_bytes();

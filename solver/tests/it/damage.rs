@@ -690,3 +690,56 @@ fn depths_and_histograms_of_a_damaged_level_are_refused() {
     refused(&["stats", "--db", s, "--stones", "11"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A class pass that writes no table (`verify --prove`'s) removes the waves of each class
+/// done: stopped after some classes, it resumes between classes (its checkpoint's digest of
+/// the waves' lengths leaves those waves out) and reports what a pass never stopped does. A
+/// pass that writes the table does not take that checkpoint (the waves it would merge are
+/// gone): it starts afresh and writes the true table.
+#[test]
+fn a_class_pass_without_a_table_resumes_and_one_with_a_table_starts_afresh() {
+    let n = 13;
+    let reference = values("no-table", n);
+    let levels = Levels::open(&reference, Some(Rules::Awari)).unwrap();
+    let out = temp("damage-no-table-want");
+    std::fs::create_dir_all(&out).unwrap();
+    let whole = pool()
+        .install(|| ClassPass::open(&levels, n, &out, 1)?.run(true, 4, &StopAt::new(0)))
+        .unwrap();
+    let want = std::fs::read(depth_path(&out, n)).unwrap();
+    drop(levels);
+    let stop = |dir: &Path| {
+        let levels = Levels::open(dir, Some(Rules::Awari)).unwrap();
+        // Phases lists (1), classes (2), then a message a class: stopped at class 3's start.
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool().install(|| ClassPass::open(&levels, n, dir, 1)?.run(false, 4, &StopAt::new(5)))
+        }));
+        assert!(r.is_err(), "the pass ended before its stop");
+    };
+    let (proof, table) = (temp("damage-no-table-proof"), temp("damage-no-table-table"));
+    for dir in [&proof, &table] {
+        copy_dir(&reference, dir);
+        stop(dir);
+    }
+    let levels = Levels::open(&proof, Some(Rules::Awari)).unwrap();
+    let resumed = pool()
+        .install(|| ClassPass::open(&levels, n, &proof, 1)?.run(false, 4, &StopAt::new(0)))
+        .unwrap();
+    assert_eq!(resumed.resumed, Some(Some(0)), "resumed between classes");
+    assert_eq!(
+        (resumed.histogram, resumed.unproven),
+        (whole.histogram, whole.unproven)
+    );
+    let levels = Levels::open(&table, Some(Rules::Awari)).unwrap();
+    let written = pool()
+        .install(|| ClassPass::open(&levels, n, &table, 1)?.run(true, 4, &StopAt::new(0)))
+        .unwrap();
+    assert_eq!(
+        written.resumed, None,
+        "a table from a checkpoint without waves"
+    );
+    assert!(std::fs::read(depth_path(&table, n)).unwrap() == want);
+    for dir in [&reference, &out, &proof, &table] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -24,6 +24,8 @@ const KIND: Kind = Kind {
 const CHECKED: u8 = 1;
 /// Flags: the checksum of the table's data is recorded.
 const CHECKSUM: u8 = 2;
+/// Flags: the waves of the classes done are removed (a pass that writes no table).
+const DROPPED: u8 = 4;
 
 /// The checkpoint of level `n`'s class pass in `dir`.
 pub(crate) fn class_resume_path(dir: &Path, n: u32) -> PathBuf {
@@ -49,7 +51,8 @@ impl ClassPass<'_> {
     /// exits bytes read from storage                          u64
     /// draws, unproven positions of the classes done          u64, u64
     /// value check: wrong entries of the buckets done         u64
-    /// flags: 1 the values are checked, 2 the checksum kept   u8
+    /// flags: 1 the values are checked, 2 the checksum kept,  u8
+    ///   4 the waves of the classes done removed
     /// value check of a plain table: its data's checksum      u64
     /// bytes of each class list (won +1, lost −1, won +2, …)  256 × u64
     /// H, then positions per depth (index 0 unused)           u64, H × u64
@@ -69,6 +72,11 @@ impl ClassPass<'_> {
         let flags = if self.carried.checked { CHECKED } else { 0 }
             | if self.carried.checksum.is_some() {
                 CHECKSUM
+            } else {
+                0
+            }
+            | if self.carried.waves_dropped {
+                DROPPED
             } else {
                 0
             };
@@ -105,7 +113,9 @@ impl ClassPass<'_> {
         for m in &self.mismatch_examples {
             f.u64(m.index).bytes(m.what.as_bytes());
         }
-        f.u64(lengths_digest(self.wave_files(self.stage)));
+        f.u64(lengths_digest(
+            self.wave_files(self.stage, self.carried.waves_dropped),
+        ));
         f.write(&class_resume_path(&self.out, n), KIND)?;
         Ok(())
     }
@@ -120,12 +130,13 @@ impl ClassPass<'_> {
     }
 
     /// The wave files a pass at `stage` relies on, in order: those of the classes done (each
-    /// class's from wave 1 until one is there of neither sign), then those of the class in
-    /// progress (waves 0..=complete).
-    fn wave_files(&self, stage: ClassStage) -> Vec<PathBuf> {
+    /// class's from wave 1 until one is there of neither sign), unless they are `dropped`,
+    /// then those of the class in progress (waves 0..=complete).
+    fn wave_files(&self, stage: ClassStage, dropped: bool) -> Vec<PathBuf> {
         let n = self.level.seeds();
         let mut files = Vec::new();
-        for v in 1..Self::first_open(stage).min(256) {
+        let done = if dropped { 1 } else { Self::first_open(stage) };
+        for v in 1..done.min(256) {
             for k in 1.. {
                 let found: Vec<PathBuf> = [true, false]
                     .map(|won| class_wave_path(&self.out, n, v as u8, won, k))
@@ -163,6 +174,9 @@ impl ClassPass<'_> {
         let (seconds, exits_seconds, exits_read) = (r.seconds()?, r.seconds()?, r.tally()?);
         let (draws, unproven, mismatches) = (r.tally()?, r.tally()?, r.tally()?);
         let (flags, checksum) = (r.u8()?, r.u64()?);
+        if flags & !(CHECKED | CHECKSUM | DROPPED) != 0 {
+            return Err(r.unusable("flags this version does not know"));
+        }
         let lists: Vec<u64> = (0..LISTS).map(|_| r.u64()).collect::<Result<_, _>>()?;
         let hist = r.count(8)?;
         let histogram: Vec<u64> = (0..hist).map(|_| r.u64()).collect::<Result<_, _>>()?;
@@ -246,7 +260,7 @@ impl ClassPass<'_> {
                 }
             }
         }
-        if lengths_digest(self.wave_files(stage)) != waves {
+        if lengths_digest(self.wave_files(stage, flags & DROPPED != 0)) != waves {
             return Err(r.unusable("a wave file is missing or not as long as it records"));
         }
         r.finish()?;
@@ -266,6 +280,7 @@ impl ClassPass<'_> {
             checked: flags & CHECKED != 0,
             mismatches,
             checksum: (flags & CHECKSUM != 0).then_some(checksum),
+            waves_dropped: flags & DROPPED != 0,
         };
         Ok(true)
     }
