@@ -836,10 +836,10 @@ impl Table {
         }
         let first = range.start * width / chunk;
         let last = ((range.end * width - 1) / chunk).min(c.digests.len() as u64 - 1);
-        for k in first..=last {
+        let check = |k: u64| -> Result<(), TableError> {
             let (word, bit) = (&c.checked[(k / 64) as usize], 1u64 << (k % 64));
             if word.load(Relaxed) & bit != 0 {
-                continue;
+                return Ok(());
             }
             let start = (k * chunk) as usize;
             let end = (start + CHECKSUM_CHUNK).min(data.len());
@@ -854,8 +854,16 @@ impl Table {
                 });
             }
             word.fetch_or(bit, Relaxed);
+            Ok(())
+        };
+        // A read of a few chunks hashes them here; a long range (a whole level checked before
+        // it is read at random) on all cores.
+        if last - first < 8 {
+            (first..=last).try_for_each(check)
+        } else {
+            use rayon::prelude::*;
+            (first..=last).into_par_iter().try_for_each(check)
         }
-        Ok(())
     }
 
     /// Decode and check every block of a compressed table (each block's checksum, and that

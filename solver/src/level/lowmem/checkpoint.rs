@@ -4,8 +4,9 @@
 //! work file when a killed level resumes. Every page of the work file a resume reads is
 //! checked against its digests first; the checks of each byte below come after.
 //!
-//! A checkpoint costs a sync of the work file and a few hundred bytes: the states are not
-//! saved, since the work file says what they were. After the exits of positions `0..done`
+//! A checkpoint costs a sync of the work file, a rewrite of its pages' digests (1/256 of the
+//! work file) and a few hundred bytes: the states need not be saved, since the work file says
+//! what they were. After the exits of positions `0..done`
 //! (stage `Exits`), the states of those positions are their forward pass's, which a resume
 //! runs again. Before step `i` (stage `Settle { next: i }`, written once step `i` is done:
 //! every value of the steps above it is on disk, written by the streams of steps `i + 1` and

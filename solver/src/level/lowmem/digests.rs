@@ -24,6 +24,12 @@
 //! entry needs no checksum of its own: a damaged one can only make its page refused, since it
 //! would have to equal the hash of the page's bytes to pass them.
 //!
+//! What they protect against is a killed process, whose writes the page cache keeps, in order.
+//! After a crash of the machine (power lost between two checkpoints) the kernel may have put
+//! some pages on disk and not their entries, or the other way round: a resume then finds a page
+//! that matches neither of its digests and stops with the message that names it (the next run
+//! starts the level afresh): the work is lost back to the level's start, never built upon.
+//!
 //! The digests cost a hash of each page read or written (XXH3 runs at many GB/s, the stream at
 //! a few hundred MB/s), 16 bytes of RAM a page (0.4% of the work file) and as many written a
 //! page written.
@@ -35,6 +41,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use awari_db::TableError;
 use xxhash_rust::xxh3::xxh3_64;
+
+use super::io;
 
 /// Bytes of a page of the work file.
 pub(super) const PAGE: u64 = 4096;
@@ -61,13 +69,6 @@ pub(super) fn file_len(len: u64) -> u64 {
 /// Bytes of RAM the digests of a work file of `len` positions take (as many as their file).
 pub(super) fn memory(len: u64) -> u64 {
     file_len(len)
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
-    move |source| TableError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 impl PageDigests {
