@@ -15,8 +15,8 @@
 //!     32    8  data offset, u64 LE (= 64)
 //!     40    8  checksum of the data section, u64 LE (the chunked XXH3, `format::checksum`)
 //!     48    8  checksum of the header, u64 LE: XXH3-64 (seed 0) of bytes 0..48, checked on
-//!              open; zero in tables written before it was added, which are then not checked
-//!     56    8  reserved, zero
+//!              open; zero in some version-1 tables (written before it), not checked there
+//!     56    8  reserved, zero (checked on open)
 //!     64    D  data: entry count × bytes per entry, in index order
 //!   64+D  8×C  (version 2) the digest of each of the data's C checksum chunks, u64 LE
 //!              (`format::chunk_digest`): the checksum at offset 40 is their combination,
@@ -162,19 +162,27 @@ impl Header {
             got,
         };
         let Preamble {
+            version,
             rules,
             seeds,
             entries,
-            ..
         } = Preamble::parse(path, h, MAGIC, 1..=VERSION)?;
         // A flipped bit in a field the checks below would accept (content, the data
-        // checksum, ...) is caught here.
+        // checksum, ...) is caught here. Every version-2 table has the header checksum; a
+        // version-1 one may have zero there, and is then checked by its data's checksum alone.
         let own = u64_at(48);
-        if own != 0 && own != xxh3_64(&h[..48]) {
+        if (version >= 2 || own != 0) && own != xxh3_64(&h[..48]) {
             return Err(mismatch(
                 "header checksum (corrupt header)",
                 format!("{own:016x}"),
                 format!("{:016x}", xxh3_64(&h[..48])),
+            ));
+        }
+        if u64_at(56) != 0 {
+            return Err(mismatch(
+                "reserved bytes 56..64 (corrupt header)",
+                "0".into(),
+                format!("{:016x}", u64_at(56)),
             ));
         }
         let content = Content::from_code(h[14])

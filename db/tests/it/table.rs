@@ -158,10 +158,11 @@ fn raw_scores_file() {
     assert!(matches!(err, TableError::BadLength { .. }));
 }
 
-/// Every header byte but the reserved ones is covered by the header's own checksum, checked
-/// on open: a values table whose content byte turns into "depth" (a change every field check
-/// accepts, found by the property test) is an error, as is a flip anywhere in bytes 0..56.
-/// A table from before the header checksum (zero there) still opens.
+/// Every header byte is checked on open: bytes 0..48 by the header's own checksum, which
+/// catches a values table whose content byte turns into "depth" (a change every field check
+/// accepts, found by the property test), the checksum itself, and the reserved bytes 56..64,
+/// which must be zero. A version-2 table with no header checksum (zero there) is refused; a
+/// version-1 table from before the header checksum still opens.
 #[test]
 fn a_flipped_header_byte_is_an_error_on_open() {
     let d = dir("header");
@@ -169,7 +170,7 @@ fn a_flipped_header_byte_is_an_error_on_open() {
     let data = sample(5);
     write_table(&path, Header::values(Rules::Awari, 5), &data).unwrap();
     let good = fs::read(&path).unwrap();
-    for at in 0..56 {
+    for at in 0..64 {
         for xor in [1u8, 0x80] {
             let mut bytes = good.clone();
             bytes[at] ^= xor;
@@ -185,8 +186,16 @@ fn a_flipped_header_byte_is_an_error_on_open() {
     fs::write(&path, &bytes).unwrap();
     let e = Table::open(&path, Expect::default()).err().unwrap();
     assert!(e.to_string().contains("header checksum"), "{e}");
-    // Written before the header checksum: zero there, opened and read as before.
-    let mut old = good.clone();
+    // Version 2 always has it: zero there is a damaged header.
+    let mut zeroed = good.clone();
+    zeroed[48..56].fill(0);
+    fs::write(&path, &zeroed).unwrap();
+    let e = Table::open(&path, Expect::default()).err().unwrap();
+    assert!(e.to_string().contains("header checksum"), "{e}");
+    // Version 1, written before the header checksum (zero there) and without chunk
+    // digests: opened and read as before.
+    let mut old = good[..64 + data.len()].to_vec();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
     old[48..56].fill(0);
     fs::write(&path, &old).unwrap();
     let t = Table::open(&path, expect(Rules::Awari, 5)).unwrap();
