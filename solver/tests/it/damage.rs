@@ -231,41 +231,36 @@ impl Pass for TwoBitPass {
     }
 }
 
-/// The low-memory build, in exit buckets of a chunk, checkpointing at every step boundary.
-struct LowMemoryPass {
+/// A level's build: in memory, saving its state at every step boundary, or low-memory in exit
+/// buckets of a chunk, checkpointing at every step boundary.
+struct BuildPass {
     n: u32,
+    plan: Plan,
 }
 
-impl Pass for LowMemoryPass {
-    fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
-        let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
-        let plan = Plan::LowMemory { bucket: 1 };
-        build_level(dir, self.n, Rules::Awari, &levels, plan, progress)
-            .map(|_| ())
-            .map_err(|e| awari_db::one_line(&e))
+impl BuildPass {
+    fn in_memory(n: u32) -> BuildPass {
+        BuildPass {
+            n,
+            plan: Plan::InMemory,
+        }
     }
-    fn results(&self, dir: &Path) -> Vec<PathBuf> {
-        vec![level_path(dir, self.n)]
-    }
-    fn work_prefix(&self) -> String {
-        format!("level-{:02}.lowmem", self.n)
-    }
-}
 
-/// The in-memory build, saving its state at every step boundary.
-struct InMemoryPass {
-    n: u32,
-}
+    fn low_memory(n: u32) -> BuildPass {
+        BuildPass {
+            n,
+            plan: Plan::LowMemory { bucket: 1 },
+        }
+    }
 
-impl InMemoryPass {
     fn build(&self, dir: &Path, progress: &dyn Progress) -> Result<BuiltLevel, String> {
         let levels = Levels::open(dir, Some(Rules::Awari)).map_err(|e| e.to_string())?;
-        build_level(dir, self.n, Rules::Awari, &levels, Plan::InMemory, progress)
+        build_level(dir, self.n, Rules::Awari, &levels, self.plan, progress)
             .map_err(|e| awari_db::one_line(&e))
     }
 }
 
-impl Pass for InMemoryPass {
+impl Pass for BuildPass {
     fn run(&self, dir: &Path, progress: &dyn Progress) -> Result<(), String> {
         self.build(dir, progress).map(|_| ())
     }
@@ -273,7 +268,10 @@ impl Pass for InMemoryPass {
         vec![level_path(dir, self.n)]
     }
     fn work_prefix(&self) -> String {
-        format!("level-{:02}.mstate", self.n)
+        match self.plan {
+            Plan::InMemory => format!("level-{:02}.mstate", self.n),
+            _ => format!("level-{:02}.lowmem", self.n),
+        }
     }
 }
 
@@ -352,7 +350,7 @@ fn two_or_one_bit(n: u32, depths: bool, one_bit: bool, trials: usize) {
 fn low_memory(n: u32, trials: usize) {
     // Phases exits, settle (calls 1, 2), then a message a step: stopped at the settling's
     // start and after the checkpoints before steps n − 1, n − 4 and n − 7.
-    let pass = LowMemoryPass { n };
+    let pass = BuildPass::low_memory(n);
     damaged_build(&format!("low-memory-{n}"), n, &pass, &[2, 4, 7, 10], trials);
 }
 
@@ -360,7 +358,7 @@ fn low_memory(n: u32, trials: usize) {
 fn in_memory(n: u32, trials: usize) {
     // Phases exits, settle (calls 1, 2), then a message a step: stopped after the saves
     // before steps n − 1, n − 4 and n − 7.
-    let pass = InMemoryPass { n };
+    let pass = BuildPass::in_memory(n);
     damaged_build(&format!("memory-{n}"), n, &pass, &[4, 7, 10], trials);
 }
 
@@ -437,7 +435,7 @@ fn a_stopped_in_memory_build_resumes_at_its_last_save() {
     let reference = values("memory-resume", n);
     let dir = temp("damage-memory-resume");
     copy_levels(&reference, &dir, 0..n);
-    let pass = InMemoryPass { n };
+    let pass = BuildPass::in_memory(n);
     // Stopped at the message of step n − 2: saved before it.
     let stopped = catch_unwind(AssertUnwindSafe(|| {
         pool().install(|| pass.build(&dir, &StopAt::new(5)))
@@ -493,7 +491,7 @@ fn a_save_that_fails_leaves_the_level_going() {
     let tmp = dir.join("level-12.mstate.tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let built = pool()
-        .install(|| InMemoryPass { n }.build(&dir, &StopAt::new(0)))
+        .install(|| BuildPass::in_memory(n).build(&dir, &StopAt::new(0)))
         .unwrap();
     assert_eq!(built.resumed, None);
     assert_eq!(
