@@ -12,10 +12,14 @@
 #   ONLY=values|depth   write one of the two files
 #   Levels already in a results file are kept (a level's histogram never changes); the files
 #   are rewritten in level order after each level computed, so a stopped run keeps its work.
+#   CHECK=1   write nothing: recompute each level of DB that a results file holds and compare
+#             (a rebuilt database against the committed results); exits 1 if one differs
 set -euo pipefail
 DB=${1:?usage: scripts/histograms.sh DB [MAX]}
 MAX=${2:-48}
 ONLY=${ONLY:-}
+CHECK=${CHECK:-0}
+DIFFERS=0
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 solver_bin
@@ -37,7 +41,7 @@ collect() {
   local out=$1 head=$2 ext1=$3 ext2=$4
   shift 4
   local -A have=()
-  local line n first
+  local line n first got
   if [ -f "$out" ]; then
     while IFS= read -r line; do
       n=$(sed -n 's/^ *{"stones":\([0-9]*\),.*/\1/p' <<<"$line")
@@ -62,12 +66,25 @@ collect() {
   for n in $(seq 0 "$MAX"); do
     [ "$n" = 47 ] && continue
     [ -f "$DB/$(printf "level-%02d.$ext1" "$n")" ] || [ -f "$DB/$(printf "level-%02d.$ext2" "$n")" ] || continue
-    if [ -z "${have[$n]:-}" ]; then
+    if [ "$CHECK" = 1 ]; then
+      if [ -z "${have[$n]:-}" ]; then
+        echo "$out: level $n not in the file, not checked" >&2
+        continue
+      fi
+      got=$("$BIN" stats --db "$DB" --stones "$n" "$@" --json) # a failed stats stops the script
+      if [ "$got" = "${have[$n]}" ]; then
+        echo "$out: level $n the same"
+      else
+        echo "$out: level $n DIFFERS"
+        DIFFERS=1
+      fi
+    elif [ -z "${have[$n]:-}" ]; then
       echo "$out: level $n ..." >&2
       have[$n]=$("$BIN" stats --db "$DB" --stones "$n" "$@" --json)
       write_out
     fi
   done
+  [ "$CHECK" = 1 ] && return
   if [ ${#have[@]} = 0 ]; then
     echo "$out: no level with a $ext1 or $ext2 table, not written" >&2
     return
@@ -85,3 +102,4 @@ if [ "$ONLY" != values ]; then
     '"counted":"indexed positions","depth":"plies to conversion (a capture or the end of the game) with perfect play"' \
     depth cdepth --depth
 fi
+exit $DIFFERS
