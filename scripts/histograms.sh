@@ -41,7 +41,7 @@ collect() {
   local out=$1 head=$2 ext1=$3 ext2=$4
   shift 4
   local -A have=()
-  local line n first got
+  local line n first got same=()
   if [ -f "$out" ]; then
     while IFS= read -r line; do
       n=$(sed -n 's/^ *{"stones":\([0-9]*\),.*/\1/p' <<<"$line")
@@ -73,7 +73,7 @@ collect() {
       fi
       got=$("$BIN" stats --db "$DB" --stones "$n" "$@" --json) # a failed stats stops the script
       if [ "$got" = "${have[$n]}" ]; then
-        echo "$out: level $n the same"
+        same+=("$n")
       else
         echo "$out: level $n DIFFERS"
         DIFFERS=1
@@ -84,7 +84,10 @@ collect() {
       write_out
     fi
   done
-  [ "$CHECK" = 1 ] && return
+  if [ "$CHECK" = 1 ]; then
+    echo "$out: the same: levels ${same[*]:-none}"
+    return
+  fi
   if [ ${#have[@]} = 0 ]; then
     echo "$out: no level with a $ext1 or $ext2 table, not written" >&2
     return
