@@ -261,7 +261,7 @@ proptest! {
                 }
             }
         }
-        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -299,7 +299,7 @@ proptest! {
                 prop_assert_eq!(v, stored[start as usize]);
             }
         }
-        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -336,6 +336,6 @@ proptest! {
                 }
             }
         }
-        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -43,6 +43,7 @@ fn round_trip() {
             assert_eq!(t.value(i).unwrap(), data[i as usize] as i8);
         }
     }
+    fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -52,8 +53,9 @@ fn checksum_spans_chunks() {
     let mut b = a.clone();
     b[(4 << 20) + 17] ^= 1;
     assert_ne!(awari_db::checksum(&a), awari_db::checksum(&b));
+    let d = dir("writer-chunks");
     let mut w = awari_db::TableWriter::create(
-        dir("chunks").join("t"),
+        d.join("t"),
         Header {
             entries: level_size(13),
             ..Header::values(Rules::Awari, 13)
@@ -67,6 +69,7 @@ fn checksum_spans_chunks() {
     }
     let h = w.finish().unwrap();
     assert_eq!(h.checksum, awari_db::checksum(&data));
+    fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -82,6 +85,7 @@ fn flipped_byte_fails_verification() {
     assert!(matches!(err, TableError::BadChecksum { .. }));
     let msg = err.to_string();
     assert!(msg.contains("level-9") && msg.contains("checksum"), "{msg}");
+    fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -141,6 +145,7 @@ fn bad_files_fail_to_open_with_clear_messages() {
         .unwrap_err()
         .to_string();
     assert!(msg.contains("nope"), "{msg}");
+    fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -156,6 +161,7 @@ fn raw_scores_file() {
     t.verify().unwrap();
     let err = Table::open_raw(&path, 9).unwrap_err();
     assert!(matches!(err, TableError::BadLength { .. }));
+    fs::remove_dir_all(&d).unwrap();
 }
 
 /// Every header byte is checked on open: bytes 0..48 by the header's own checksum, which
@@ -375,7 +381,8 @@ fn a_directory_tells_a_missing_table_from_a_broken_one() {
     fs::remove_dir_all(&d).unwrap();
 
     // The directory itself: a FIFO is not "a file".
-    let fifo = dir("levels-fifo").join("db");
+    let fifo_dir = dir("levels-fifo");
+    let fifo = fifo_dir.join("db");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -383,6 +390,7 @@ fn a_directory_tells_a_missing_table_from_a_broken_one() {
     assert!(made.success());
     let e = Levels::open(&fifo, None).unwrap_err().to_string();
     assert!(e.contains("it is not a directory"), "{e}");
+    fs::remove_dir_all(&fifo_dir).unwrap();
 }
 
 /// A stored value outside −n..n (n seeds) is an error naming the file and the entry, from

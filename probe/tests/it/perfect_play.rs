@@ -8,8 +8,7 @@ use awari_probe::{perfect_line, Database};
 use awari_solver::depth::{store_depth, DepthForm};
 use awari_solver::Silent;
 
-#[path = "../../../solver/tests/it/common/reference.rs"]
-mod reference;
+use crate::common::reference;
 
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]

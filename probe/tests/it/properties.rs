@@ -18,23 +18,24 @@ use proptest::prelude::*;
 /// The highest level of the test database: boards with more seeds are a missing level.
 const TOP: u32 = 12;
 
-/// Levels 0..=TOP with depth tables, built once for all the cases.
+/// Levels 0..=TOP with depth tables, built once for all the cases (and kept for the next runs
+/// while the sources are unchanged: [`common::shared`]).
 fn database() -> &'static Database {
     static DB: OnceLock<Database> = OnceLock::new();
     DB.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("awari-probe-props-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let opts = BuildOptions {
-            dir: dir.clone(),
-            max_stones: TOP,
-            rules: Rules::Awari,
-            memory: None,
-            depth: true,
-            mode: Default::default(),
-            compress: false,
-            depth_form: Default::default(),
-        };
-        build(&opts, &Silent, |_| {}).unwrap();
+        let dir = common::shared("probe-props", file!(), |dir| {
+            let opts = BuildOptions {
+                dir: dir.to_path_buf(),
+                max_stones: TOP,
+                rules: Rules::Awari,
+                memory: None,
+                depth: true,
+                mode: Default::default(),
+                compress: false,
+                depth_form: Default::default(),
+            };
+            build(&opts, &Silent, |_| {}).unwrap();
+        });
         Database::open(&dir, None).unwrap()
     })
 }

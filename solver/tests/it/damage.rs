@@ -137,12 +137,10 @@ fn damaged_runs_end_true_or_clean(
         let r = catch_unwind(AssertUnwindSafe(|| {
             pool().install(|| pass.run(&stopped, &StopAt::new(stop)))
         }));
-        if r.is_ok() {
-            // The pass ended before the stop: nothing to damage.
-            continue;
-        }
         let work = files_under(&stopped, &pass.work_prefix());
-        if work.is_empty() {
+        if r.is_ok() || work.is_empty() {
+            // The pass ended before the stop, or left no work file: nothing to damage.
+            std::fs::remove_dir_all(&stopped).unwrap();
             continue;
         }
         for _ in 0..trials {

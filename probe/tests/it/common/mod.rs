@@ -12,6 +12,9 @@ use awari_solver::Silent;
 use proptest::prelude::*;
 use serde_json::Value;
 
+#[path = "../../../../solver/tests/it/common/reference.rs"]
+pub mod reference;
+
 /// A fresh path in the temporary directory, unique to this process.
 pub fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("awari-probe-{}-{name}", std::process::id()));
@@ -29,32 +32,52 @@ pub fn top(rules: Rules) -> u32 {
     }
 }
 
-/// One database per rule set with depth tables, built once for all the crate's tests (levels
-/// 0..=`top`).
+/// One database per rule set with depth tables (levels 0..=`top`), built once for all the
+/// crate's tests and kept for the next runs while these sources are unchanged (see
+/// [`reference::shared_dir`]): in the target directory, never under the temporary directory
+/// that a run would leave it in.
 pub fn db(rules: Rules) -> &'static Path {
     // One cell per rule set: a test waits only for the rule set it asks for.
     static DBS: [OnceLock<PathBuf>; Rules::ALL.len()] =
         [const { OnceLock::new() }; Rules::ALL.len()];
     DBS[rules.code() as usize].get_or_init(|| {
-        let dir = temp(&format!("db-{rules}"));
-        let opts = BuildOptions {
-            dir: dir.clone(),
-            max_stones: top(rules),
-            rules,
-            memory: None,
-            depth: true,
-            mode: Default::default(),
-            compress: false,
-            // abapa's depth tables compressed: lines and best moves read them too.
-            depth_form: if rules == Rules::Abapa {
-                DepthForm::Compressed
-            } else {
-                DepthForm::Auto
-            },
-        };
-        build(&opts, &Silent, |_| {}).unwrap();
-        dir
+        shared(&format!("probe-db-{rules}"), file!(), |dir| {
+            let opts = BuildOptions {
+                dir: dir.to_path_buf(),
+                max_stones: top(rules),
+                rules,
+                memory: None,
+                depth: true,
+                mode: Default::default(),
+                compress: false,
+                // abapa's depth tables compressed: lines and best moves read them too.
+                depth_form: if rules == Rules::Abapa {
+                    DepthForm::Compressed
+                } else {
+                    DepthForm::Auto
+                },
+            };
+            build(&opts, &Silent, |_| {}).unwrap();
+        })
     })
+}
+
+/// [`reference::shared_dir`] `name`, keyed by the sources that build it (the db's and the
+/// solver's, and `caller`, the test file that says how: a path from the workspace's root),
+/// accepted where every table in it opens and verifies.
+pub fn shared(name: &str, caller: &str, build: impl FnOnce(&Path)) -> PathBuf {
+    let key = reference::sources_key(&[caller]);
+    let verifies = |dir: &Path| {
+        let tables: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        !tables.is_empty()
+            && tables.iter().all(|t| {
+                awari_db::Table::open(t, Default::default()).is_ok_and(|t| t.verify().is_ok())
+            })
+    };
+    reference::shared_dir(name, key, verifies, build)
 }
 
 /// The top level of the test database compressed by [`compressed`].
@@ -71,12 +94,12 @@ pub fn compressed(form: Form) -> &'static Path {
         _ => panic!("{form:?} is not a form of values"),
     };
     DIRS[slot].get_or_init(|| {
-        let packed = temp(&format!("compressed-{form:?}"));
-        let plain = awari_db::Levels::open(db(Rules::Awari), None).unwrap();
-        let stones: Vec<u32> = (0..=COMPRESSED_TOP).collect();
-        awari_solver::compress::compress_db(&plain, &packed, &stones, form, &Silent, |_| {})
-            .unwrap();
-        packed
+        shared(&format!("probe-compressed-{form:?}"), file!(), |packed| {
+            let plain = awari_db::Levels::open(db(Rules::Awari), None).unwrap();
+            let stones: Vec<u32> = (0..=COMPRESSED_TOP).collect();
+            awari_solver::compress::compress_db(&plain, packed, &stones, form, &Silent, |_| {})
+                .unwrap();
+        })
     })
 }
 

@@ -54,24 +54,47 @@ pub fn in_memory_depths(reference: &Path) -> PathBuf {
 /// of their values (see the module's documentation). Built on the first call of any process
 /// for this tree of sources; later calls, here or in other processes, reuse it.
 pub fn shared_reference(rules: Rules) -> PathBuf {
+    let key = sources_key(&[
+        "solver/tests/it/common/reference.rs",
+        "solver/tests/it/common/depths.rs",
+    ]);
+    shared_dir(
+        &format!("reference-{rules}"),
+        key,
+        |dir| verifies(dir, rules),
+        |dir| build_reference(dir, rules),
+    )
+}
+
+/// `<target>/tmp/<name>-<key>`, written by `build` on the first call of any process for this
+/// `key` and reused by later calls, here or in other processes, while `verifies` accepts it.
+/// Before a build, every `<name>-*` there goes (those of other keys, a killed build's
+/// leftovers): a tree of sources keeps one copy, whatever the number of runs. `build` writes
+/// `<name>-<key>.tmp`, renamed when it returns; a file lock, `<name>.lock`, makes processes
+/// that start together (nextest, two test binaries) build it once.
+pub fn shared_dir(
+    name: &str,
+    key: u64,
+    verifies: impl FnOnce(&Path) -> bool,
+    build: impl FnOnce(&Path),
+) -> PathBuf {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(tmp).unwrap();
-    let dir = tmp.join(format!("reference-{rules}-{:016x}", sources_key()));
-    let lock = std::fs::File::create(tmp.join(format!("reference-{rules}.lock"))).unwrap();
+    let dir = tmp.join(format!("{name}-{key:016x}"));
+    let lock = std::fs::File::create(tmp.join(format!("{name}.lock"))).unwrap();
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
-    if dir.exists() && verifies(&dir, rules) {
+    if dir.exists() && verifies(&dir) {
         return dir;
     }
-    // Older references of these rules (other sources) and a killed build's leftovers go.
-    let prefix = format!("reference-{rules}-");
+    let prefix = format!("{name}-");
     for e in std::fs::read_dir(tmp).unwrap() {
         let e = e.unwrap();
         if e.file_name().to_string_lossy().starts_with(&prefix) {
             std::fs::remove_dir_all(e.path()).unwrap();
         }
     }
-    let building = dir.with_extension("tmp");
-    build_reference(&building, rules);
+    let building = tmp.join(format!("{name}-{key:016x}.tmp"));
+    build(&building);
     std::fs::rename(&building, &dir).unwrap();
     dir
 }
@@ -108,16 +131,15 @@ fn verifies(dir: &Path, rules: Rules) -> bool {
         })
 }
 
-/// A hash of every file under `db/src` and `solver/src` and of this file: what the reference
-/// depends on.
-fn sources_key() -> u64 {
+/// A hash of every file under `db/src` and `solver/src` and of the files `extra` (paths from
+/// the workspace's root): what a directory built from them depends on.
+pub fn sources_key(extra: &[&str]) -> u64 {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut files = Vec::new();
     for d in ["db/src", "solver/src"] {
         collect(&root.join(d), &mut files);
     }
-    files.push(root.join("solver/tests/it/common/reference.rs"));
-    files.push(root.join("solver/tests/it/common/depths.rs"));
+    files.extend(extra.iter().map(|f| root.join(f)));
     files.sort();
     let mut all = Vec::new();
     for f in files {
