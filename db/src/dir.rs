@@ -17,7 +17,7 @@
 //! ```
 //!
 //! A directory of raw `scores.N` files from the VU 2024 release (no headers, `awari` rules)
-//! is read too, when it holds no `level-NN.values` file.
+//! is read too, when it holds no table (`level-NN.values` or `level-NN.cvalues`).
 
 use std::path::{Path, PathBuf};
 

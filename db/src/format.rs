@@ -178,8 +178,7 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 }
 
 /// Rename the synced `tmp` over `path` and sync the directory, so the new name survives a
-/// crash (the last step of every table writer, and of the two-bit builder, whose work file
-/// becomes its table in place).
+/// crash (the last step of every table and checkpoint writer).
 pub fn rename_into_place(tmp: &Path, path: &Path) -> Result<(), TableError> {
     fs::rename(tmp, path).map_err(io_err(path))?;
     if let Some(dir) = path.parent() {

@@ -70,7 +70,7 @@ pub enum ModeArg {
 /// Entries per segment of the probe form (`compress --probe --segment`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum SegmentArg {
-    /// Twice the decoding a probe, about 0.12 bits a position less: the download's size.
+    /// Twice the decoding a probe, about 0.11 bits a position less: the download's size.
     #[value(name = "256")]
     Long,
     /// Probes about twice as fast (what earlier versions wrote).
@@ -157,7 +157,7 @@ pub enum Command {
         #[arg(long, hide = true, default_value_t = awari_solver::distributed::GRANULE_SHIFT,
               value_parser = clap::value_parser!(u32).range(6..=30))]
         granule_shift: u32,
-        /// Compress each level as soon as it is built (level-NN.cvalues, about 3.5 bits per
+        /// Compress each level as soon as it is built (level-NN.cvalues, about 3.9 bits per
         /// position instead of 8), replacing its plain table; plain levels already present are
         /// compressed too. The levels above read the compressed ones.
         #[arg(long)]
@@ -193,7 +193,7 @@ pub enum Command {
         probe: bool,
         /// Entries per segment of the probe form: a probe decodes half a segment on
         /// average, and each segment costs a restart and an index entry. `256`: the smaller
-        /// (about 0.12 bits a position less); `128`: probes about twice as fast. Both are
+        /// (about 0.11 bits a position less); `128`: probes about twice as fast. Both are
         /// read, as are depth tables of either (the depth pass writes 256).
         #[arg(long, value_enum, default_value = "256", requires = "probe")]
         segment: SegmentArg,

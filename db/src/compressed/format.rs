@@ -174,13 +174,14 @@ pub const GROUP_RECORD: usize =
     8 + 2 * GROUP_BLOCKS + 4 * GROUP_BLOCKS + GROUP_BLOCKS * BLOCK_SEGMENTS;
 /// The longest code, in bits (the decoder looks this many bits up at once).
 pub const MAX_CODE_LEN: u32 = 11;
-/// Zero bytes after the data, so that the decoder may always read 8 bytes at once.
+/// Bytes after the data (zero in versions 1 to 3, the index's XXH3-64 in version 4), so that
+/// the decoder may always read 8 bytes at once.
 pub(super) const TAIL: usize = 8;
 
 /// The header fields of a compressed table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompressedHeader {
-    /// The format version (1, 2 or 3).
+    /// The format version (1 to 4).
     pub version: u32,
     /// The form (the coder).
     pub form: Form,
@@ -422,7 +423,7 @@ impl CompressedHeader {
     }
 
     /// The checksum of `model` as this header's version records it: of the model (version
-    /// 1), or of the header's bytes 8..48 and then the model (versions 2 and 3).
+    /// 1), or of the header's bytes 8..48 and then the model (versions 2 on).
     pub fn model_checksum_of(&self, model: &[u8]) -> u64 {
         if self.version < 2 {
             return xxh3_64(model);

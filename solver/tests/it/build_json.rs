@@ -1,4 +1,5 @@
-//! `build --json`: a JSON object a level on stdout, which the scripts in `scripts/` read.
+//! `build --json`: a JSON object a level on stdout, which the scripts in `scripts/` read; and
+//! `stats --json` as docs/cli.md shows it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -161,4 +162,34 @@ fn build_json_gives_the_compressed_size() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// docs/cli.md shows `stats --json` output as it is: each of its three example lines is what
+/// `stats` prints for level 6 (values, all configurations, depths).
+#[test]
+fn the_stats_documents_in_cli_md_are_real_output() {
+    let dir = temp("stats-doc");
+    build(&dir, "6", &["--depth"]);
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli.md"))
+        .unwrap();
+    for extra in [&[][..], &["--all-configurations"], &["--depth"]] {
+        let out = Command::new(BIN)
+            .args(["stats", "--json", "--stones", "6", "--db"])
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = String::from_utf8(out.stdout).unwrap();
+        let line = line.trim_end();
+        assert!(
+            doc.lines().any(|l| l == line),
+            "docs/cli.md does not show `stats --json {extra:?}` as it is: {line}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -18,7 +18,6 @@
 //!   wave-00001.lost-0, …  where it outgrew its memory (`crate::position_set`), removed once
 //!                         read
 //!   resume, resume.tmp    the checkpoint (see `checkpoint`)
-//!   level-NN.values       the table while it is written, then renamed into the database
 //! ```
 //!
 //! The exit and seed files are in increasing chunk order with at most one record per chunk;
