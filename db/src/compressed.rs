@@ -101,8 +101,9 @@
 //! Segments of 256 values with a checksum each cost 0.19 bits but made probes 4× slower
 //! (`scripts/bench-compress.sh` measures the probe against the plain table). The rANS coders
 //! (4 and 5) restart their state and their contexts at each segment, about 12 bits, and pay
-//! 120 index bytes a group: at 256 entries a segment both are halved, about 0.12 bits a
-//! position less than at 128, for twice the decoding a probe (`compress --segment` chooses).
+//! 120 index bytes a group: at 256 entries a segment both are halved, about 0.11 bits a
+//! position less than at 128, for twice the decoding a probe (`compress --probe --segment`
+//! chooses).
 //!
 //! A block's checksum is checked at its first decode in a process (a bit per block, about
 //! 0.05 % of the table's size in memory, remembers it), and a whole segment's codes must end on

@@ -596,7 +596,7 @@ pub fn verify_levels(
                     p.max_depth
                 ),
                 None if v.depth_checked => "; proven: depths well-founded (depth table)".into(),
-                None => " (consistent; not proven: no depth table checked, --prove proves it)".into(),
+                None => " (consistent; not proven: no depth table checked; --prove proves it, but not in the probe form)".into(),
             };
             println!(
                 "level {n:>2}: ok, {size} entries recomputed from their children{how} ({cost})"

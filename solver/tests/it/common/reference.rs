@@ -8,14 +8,14 @@
 //! <target>/tmp/reference-<rules>-<key>/        level-NN.values, 0..=20 (18)
 //!                                  in-memory-depth/   level-NN.depth, 0..=20 (18)
 //! <target>/tmp/reference-<rules>.lock          held while it is checked or built
+//! <target>/tmp/reference-<rules>-<key>.in-use   held shared by each process that uses it
 //! ```
 //!
-//! `<key>` is a hash of the sources that write it (`db/src`, `solver/src`, this file and
-//! `depths.rs`): a
-//! change to any of them builds a new one, and an unchanged tree reuses the last one once its
-//! checksums verify. A file lock makes processes that start together (nextest, two test
-//! binaries) build it once; it is built in `*.tmp` and renamed, so a killed build leaves no
-//! half reference behind.
+//! `<key>` is a hash of the Rust sources that write it (`db/src`, `solver/src`, this file and
+//! `depths.rs`): a change to any of them builds a new one, and an unchanged tree reuses the
+//! last one once its checksums verify. A file lock makes processes that start together
+//! (nextest, two test binaries) build it once; it is built in `*.tmp` and renamed, so a killed
+//! build leaves no half reference behind ([`shared_dir`], which the probe's tests use too).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -68,34 +68,59 @@ pub fn shared_reference(rules: Rules) -> PathBuf {
 
 /// `<target>/tmp/<name>-<key>`, written by `build` on the first call of any process for this
 /// `key` and reused by later calls, here or in other processes, while `verifies` accepts it.
-/// Before a build, every `<name>-*` there goes (those of other keys, a killed build's
-/// leftovers): a tree of sources keeps one copy, whatever the number of runs. `build` writes
-/// `<name>-<key>.tmp`, renamed when it returns; a file lock, `<name>.lock`, makes processes
-/// that start together (nextest, two test binaries) build it once.
+/// `build` writes `<name>-<key>.tmp`, renamed when it returns; a file lock, `<name>.lock`,
+/// makes processes that start together (nextest, two test binaries) build it once. Before a
+/// build, the copies of other keys go (and a killed build's leftovers), but not one that a
+/// running process uses: each process holds `<name>-<key>.in-use` locked shared while it lives.
+/// So a tree of sources keeps one copy, whatever the number of runs.
 pub fn shared_dir(
     name: &str,
     key: u64,
     verifies: impl FnOnce(&Path) -> bool,
     build: impl FnOnce(&Path),
 ) -> PathBuf {
+    use rustix::fs::{flock, FlockOperation};
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(tmp).unwrap();
-    let dir = tmp.join(format!("{name}-{key:016x}"));
     let lock = std::fs::File::create(tmp.join(format!("{name}.lock"))).unwrap();
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    flock(&lock, FlockOperation::LockExclusive).unwrap();
+    let ours = format!("{key:016x}");
+    let path = |k: &str, ext: &str| tmp.join(format!("{name}-{k}{ext}"));
+    let dir = path(&ours, "");
+    // Held for the rest of this process (the file stays open: its lock goes when it exits).
+    let in_use = std::fs::File::create(path(&ours, ".in-use")).unwrap();
+    flock(&in_use, FlockOperation::LockShared).unwrap();
+    std::mem::forget(in_use);
     if dir.exists() && verifies(&dir) {
         return dir;
     }
     let prefix = format!("{name}-");
-    for e in std::fs::read_dir(tmp).unwrap() {
-        let e = e.unwrap();
-        if e.file_name().to_string_lossy().starts_with(&prefix) {
-            std::fs::remove_dir_all(e.path()).unwrap();
+    let mut keys: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| {
+            let file = e.unwrap().file_name().to_string_lossy().into_owned();
+            Some(file.strip_prefix(&prefix)?.get(..16)?.to_string())
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let remove = |k: &str| {
+        for p in [path(k, ""), path(k, ".tmp")] {
+            if p.exists() {
+                std::fs::remove_dir_all(&p).unwrap();
+            }
+        }
+    };
+    for k in keys.iter().filter(|k| **k != ours) {
+        let other = std::fs::File::create(path(k, ".in-use")).unwrap();
+        if flock(&other, FlockOperation::NonBlockingLockExclusive).is_ok() {
+            remove(k);
+            std::fs::remove_file(path(k, ".in-use")).unwrap();
         }
     }
-    let building = tmp.join(format!("{name}-{key:016x}.tmp"));
-    build(&building);
-    std::fs::rename(&building, &dir).unwrap();
+    remove(&ours);
+    build(&path(&ours, ".tmp"));
+    std::fs::rename(path(&ours, ".tmp"), &dir).unwrap();
     dir
 }
 
@@ -131,8 +156,10 @@ fn verifies(dir: &Path, rules: Rules) -> bool {
         })
 }
 
-/// A hash of every file under `db/src` and `solver/src` and of the files `extra` (paths from
-/// the workspace's root): what a directory built from them depends on.
+/// A hash of the Rust sources under `db/src` and `solver/src` and of the files `extra` (paths
+/// from the workspace's root): what a directory built from them depends on. Where one of them
+/// changed after this test binary was built (it was built from other sources), the key is
+/// this process's own, never reused.
 pub fn sources_key(extra: &[&str]) -> u64 {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut files = Vec::new();
@@ -141,21 +168,34 @@ pub fn sources_key(extra: &[&str]) -> u64 {
     }
     files.extend(extra.iter().map(|f| root.join(f)));
     files.sort();
+    let built = std::fs::metadata(std::env::current_exe().unwrap())
+        .and_then(|m| m.modified())
+        .unwrap();
     let mut all = Vec::new();
     for f in files {
         all.extend_from_slice(f.strip_prefix(root).unwrap().to_string_lossy().as_bytes());
         all.push(0);
         all.extend_from_slice(&std::fs::read(&f).unwrap());
+        if std::fs::metadata(&f).unwrap().modified().unwrap() > built {
+            let now = std::time::SystemTime::now();
+            all.extend_from_slice(format!("{} {now:?}", std::process::id()).as_bytes());
+        }
     }
     awari_db::table::checksum(&all)
 }
 
+/// The `.rs` files under `dir` (an editor's hidden files, such as a lock that is a dangling
+/// link or a swap file, are not sources).
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
         if p.is_dir() {
             collect(&p, out);
-        } else {
+        } else if name.ends_with(".rs") {
             out.push(p);
         }
     }
