@@ -50,8 +50,14 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn build(dir: &Path, stones: &str, extra: &[&str]) -> Output {
+    solver(&["build", "--json", "--max-stones", stones], dir, extra)
+}
+
+/// `awari-solver ARGS --db DIR EXTRA`, which must succeed.
+fn solver(args: &[&str], dir: &Path, extra: &[&str]) -> Output {
     let out = Command::new(BIN)
-        .args(["build", "--json", "--max-stones", stones, "--db"])
+        .args(args)
+        .arg("--db")
         .arg(dir)
         .args(extra)
         .output()
@@ -173,17 +179,7 @@ fn the_stats_documents_in_cli_md_are_real_output() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli.md"))
         .unwrap();
     for extra in [&[][..], &["--all-configurations"], &["--depth"]] {
-        let out = Command::new(BIN)
-            .args(["stats", "--json", "--stones", "6", "--db"])
-            .arg(&dir)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = solver(&["stats", "--json", "--stones", "6"], &dir, extra);
         let line = String::from_utf8(out.stdout).unwrap();
         let line = line.trim_end();
         assert!(
