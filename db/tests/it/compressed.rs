@@ -7,12 +7,7 @@ use std::path::{Path, PathBuf};
 use awari_db::compressed::{self, compress, Form, Layout, BLOCK};
 use awari_db::{level_size, Expect, Rules, SplitMix64, Table, TableError};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-db-compressed-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::common::temp_created;
 
 /// Values of level `n` drawn from a skewed distribution over −n..n (runs and rare extremes,
 /// as real levels have), reproducibly.
@@ -101,7 +96,7 @@ fn open(path: &Path) -> Result<Table, TableError> {
 /// a good one of the same table is still an error.
 #[test]
 fn decoded_segments_answer_only_for_their_own_table() {
-    let d = temp("decoded-segments");
+    let d = temp_created("decoded-segments");
     let n = 9;
     let path = d.join("level-09.cvalues");
     let a = synthetic(n, 1);
@@ -137,7 +132,7 @@ fn decoded_segments_answer_only_for_their_own_table() {
 
 #[test]
 fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
-    let d = temp("probe-form");
+    let d = temp_created("probe-form");
     let cases = [(1, Rules::Abapa), (7, Rules::Awari), (11, Rules::GrandSlam)];
     // Segments of 256 (the default) and of 128 (probes twice as fast).
     let layouts = [
@@ -195,7 +190,7 @@ fn the_probe_form_stores_each_value_or_something_up_to_its_ceiling() {
 
 #[test]
 fn round_trips_every_value_and_range() {
-    let d = temp("round-trip");
+    let d = temp_created("round-trip");
     for (n, rules) in [
         (0, Rules::Awari),
         (1, Rules::Abapa),
@@ -238,7 +233,7 @@ fn round_trips_every_value_and_range() {
 
 #[test]
 fn an_out_of_range_value_is_refused() {
-    let d = temp("range");
+    let d = temp_created("range");
     let mut values = synthetic(6, 1);
     values[1000] = 7; // level 6 values are −6..6
     let err = compress(
@@ -273,7 +268,7 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
 
 #[test]
 fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
-    let d = temp("corrupt");
+    let d = temp_created("corrupt");
     let (path, values, mut bytes) = sample(&d);
     let data = u64_at(&bytes, 40) as usize;
     let in_block = 5 * BLOCK as u64 + 17;
@@ -311,7 +306,7 @@ fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
 
 #[test]
 fn a_bad_index_entry_is_an_error_not_a_wrong_value() {
-    let d = temp("index");
+    let d = temp_created("index");
     let (_, values, bytes) = sample(&d);
     let index = u64_at(&bytes, 32) as usize;
     // Each kind of index field of group 1: base offset, block start, checksum, segment length.
@@ -402,7 +397,7 @@ fn probe_form_bytes(d: &Path, n: u32, layout: Layout) -> (Vec<u8>, Vec<i8>) {
 /// the model alone, as before) still read, with the segment lengths version 1 had.
 #[test]
 fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
-    let d = temp("versions");
+    let d = temp_created("versions");
     let short = Form::CaptureDontCares.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
     let refused = |name: &str, b: &[u8], needle: &str| {
         let path = d.join(format!("{name}.cvalues"));
@@ -465,7 +460,7 @@ fn version_1_and_2_tables_still_read_and_a_changed_segment_length_is_refused() {
 /// coder and how to write the level again; an unknown coder is still a plain mismatch.
 #[test]
 fn a_table_of_a_retired_coder_is_refused_with_how_to_write_it_again() {
-    let d = temp("retired");
+    let d = temp_created("retired");
     // A real header in segments of 128, as coders 2 and 3 had, with only its coder changed.
     let short = Form::CaptureDontCares.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
     let (bytes, _) = probe_form_bytes(&d, 9, short);
@@ -529,7 +524,7 @@ fn a_table_of_a_retired_coder_is_refused_with_how_to_write_it_again() {
 /// anywhere and one at a time, and a damaged length there is an error, never a wrong depth.
 #[test]
 fn a_wide_block_holds_segments_of_more_than_255_bytes() {
-    let d = temp("wide");
+    let d = temp_created("wide");
     let n = 12;
     let size = level_size(n) as usize;
     let mut rng = SplitMix64(8);
@@ -606,7 +601,7 @@ fn a_wide_block_holds_segments_of_more_than_255_bytes() {
 
 #[test]
 fn truncated_and_wrong_headers_are_refused_on_open() {
-    let d = temp("header");
+    let d = temp_created("header");
     let (_, _, bytes) = sample(&d);
     let case = |name: &str, b: &[u8], needle: &str| {
         let path = d.join(format!("{name}.cvalues"));
@@ -680,7 +675,7 @@ fn an_estimate_of_a_level_of_two_batches_in_the_probe_form_is_its_size() {
 /// sampled)`: the same entries, and the same bytes where every group is sampled, else within
 /// half a percent but not the same.
 fn estimate_against_size(name: &str, runs: &[(u32, bool, bool)]) {
-    let d = temp(name);
+    let d = temp_created(name);
     for &(n, probe, exact) in runs {
         let values = synthetic(n, 3 + u64::from(n));
         let ceilings = free_at_value(&values, 9);
@@ -717,7 +712,7 @@ fn estimate_against_size(name: &str, runs: &[(u32, bool, bool)]) {
 /// never a table that reads other values.
 #[test]
 fn a_flipped_header_byte_is_an_error_or_the_same_values() {
-    let d = temp("header-flips");
+    let d = temp_created("header-flips");
     let (path, values, bytes) = sample(&d);
     let mut opened = 0;
     for at in 0..64 {

@@ -1,17 +1,10 @@
 //! Inputs the fuzz targets (`fuzz/`, `scripts/fuzz.sh`) found to crash a reader, each kept as
 //! a test once fixed: the reader must refuse them with an error, never panic.
 
-use std::path::PathBuf;
-
 use awari_db::compressed::{self, compress, CompressedHeader};
 use awari_db::{level_size, Expect, SplitMix64, Table, TableError};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-db-fuzz-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::common::temp_created;
 
 /// `fuzz/fuzz_targets/table_open.rs` found it: a compressed table whose last index record
 /// starts its blocks near `u64::MAX` made the length check's error message overflow (a panic
@@ -19,7 +12,7 @@ fn temp(name: &str) -> PathBuf {
 /// release). It is a `BadLength` error naming the file.
 #[test]
 fn a_last_block_starting_near_the_end_of_u64_is_a_length_error() {
-    let d = temp("last-block");
+    let d = temp_created("last-block");
     let n = 9;
     let mut rng = SplitMix64(3);
     let values: Vec<u8> = (0..level_size(n))
@@ -59,7 +52,7 @@ fn a_last_block_starting_near_the_end_of_u64_is_a_length_error() {
 /// error.
 #[test]
 fn a_prefetch_through_a_damaged_index_never_panics() {
-    let d = temp("prefetch");
+    let d = temp_created("prefetch");
     let n = 9;
     let mut rng = SplitMix64(5);
     let values: Vec<u8> = (0..level_size(n))

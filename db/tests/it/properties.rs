@@ -15,7 +15,10 @@
 use std::sync::OnceLock;
 
 use awari_db::{compressed, level_size, write_table, Board, Expect, Header, Level, Rules, Table};
+
 use proptest::prelude::*;
+
+use crate::common::temp_created;
 
 /// Compressed depth tables (the files' bytes, one per layout), their values and their depths.
 type DepthSource = ([Vec<u8>; 2], Vec<i8>, Vec<u8>);
@@ -42,8 +45,7 @@ fn cdepth_source() -> &'static DepthSource {
             })
             .collect();
         let max = *depths.iter().max().unwrap();
-        let dir = std::env::temp_dir().join(format!("awari-prop-cd-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_created("prop-cd");
         let path = dir.join("level-09.cdepth");
         let short = compressed::Form::Depths.with_segment_log2(compressed::PROBE_SEGMENT_LOG2);
         let layouts = [compressed::Form::Depths.into(), short];
@@ -83,8 +85,7 @@ type PlainSource = (Header, Vec<u8>);
 fn plain_sources() -> &'static Vec<[PlainSource; 2]> {
     static SOURCES: OnceLock<Vec<[PlainSource; 2]>> = OnceLock::new();
     SOURCES.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("awari-prop-plain-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_created("prop-plain");
         let path = dir.join("level.values");
         let sources = (0..=13)
             .map(|level| {
@@ -128,8 +129,7 @@ fn cvalues_sources() -> &'static Vec<Source> {
                 _ => compressed::FIXED,
             })
             .collect();
-        let dir = std::env::temp_dir().join(format!("awari-prop-cv-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_created("prop-cv");
         let path = dir.join("level-09.cvalues");
         let read = |from: u64, buf: &mut [u8]| {
             buf.copy_from_slice(&values[from as usize..from as usize + buf.len()]);
@@ -232,8 +232,7 @@ proptest! {
         level in 0u32..=13,
         depth in any::<bool>(),
     ) {
-        let dir = std::env::temp_dir().join(format!("awari-prop-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_created("prop");
         let path = dir.join(format!("level-{level:02}.values"));
         let size = awari_db::level_size(level) as usize;
         let data: Vec<u8> = (0..size).map(|i| (i % 7) as u8).collect();
@@ -273,8 +272,7 @@ proptest! {
         len in 1usize..300,
     ) {
         let (layout, bytes, stored) = &cvalues_sources()[which];
-        let dir = std::env::temp_dir().join(format!("awari-prop-cvd-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_created("prop-cvd");
         let path = dir.join("level-09.cvalues");
         let mut bytes = bytes.clone();
         let offset = offset % bytes.len();
@@ -312,8 +310,7 @@ proptest! {
     ) {
         let (files, values, depths) = cdepth_source();
         let bytes = &files[which];
-        let dir = std::env::temp_dir().join(format!("awari-prop-cdd-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_created("prop-cdd");
         let path = dir.join("level-09.cdepth");
         let mut bytes = bytes.clone();
         let offset = offset % bytes.len();

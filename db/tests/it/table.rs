@@ -1,16 +1,10 @@
 //! The table file: round trip, checksum, and the errors a corrupt or mismatched file gives.
 
 use std::fs;
-use std::path::PathBuf;
 
 use awari_db::{level_size, write_table, Content, Expect, Header, Rules, Table, TableError};
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-db-test-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::common::temp_created;
 
 fn sample(seeds: u32) -> Vec<u8> {
     (0..level_size(seeds))
@@ -28,7 +22,7 @@ fn expect(rules: Rules, seeds: u32) -> Expect {
 
 #[test]
 fn round_trip() {
-    let d = dir("round");
+    let d = temp_created("round");
     for seeds in [0u32, 1, 6, 9] {
         let data = sample(seeds);
         let path = d.join(format!("level-{seeds}"));
@@ -53,7 +47,7 @@ fn checksum_spans_chunks() {
     let mut b = a.clone();
     b[(4 << 20) + 17] ^= 1;
     assert_ne!(awari_db::checksum(&a), awari_db::checksum(&b));
-    let d = dir("writer-chunks");
+    let d = temp_created("writer-chunks");
     let mut w = awari_db::TableWriter::create(
         d.join("t"),
         Header {
@@ -74,7 +68,7 @@ fn checksum_spans_chunks() {
 
 #[test]
 fn flipped_byte_fails_verification() {
-    let d = dir("flip");
+    let d = temp_created("flip");
     let path = d.join("level-9");
     write_table(&path, Header::values(Rules::Awari, 9), &sample(9)).unwrap();
     let mut bytes = fs::read(&path).unwrap();
@@ -90,7 +84,7 @@ fn flipped_byte_fails_verification() {
 
 #[test]
 fn bad_files_fail_to_open_with_clear_messages() {
-    let d = dir("bad");
+    let d = temp_created("bad");
     let path = d.join("level-6");
     write_table(&path, Header::values(Rules::Awari, 6), &sample(6)).unwrap();
     let good = fs::read(&path).unwrap();
@@ -150,7 +144,7 @@ fn bad_files_fail_to_open_with_clear_messages() {
 
 #[test]
 fn raw_scores_file() {
-    let d = dir("raw");
+    let d = temp_created("raw");
     let data = sample(8);
     let path = d.join("scores.8");
     fs::write(&path, &data).unwrap();
@@ -171,7 +165,7 @@ fn raw_scores_file() {
 /// version-1 table from before the header checksum still opens.
 #[test]
 fn a_flipped_header_byte_is_an_error_on_open() {
-    let d = dir("header");
+    let d = temp_created("flipped-header");
     let path = d.join("level-05.values");
     let data = sample(5);
     write_table(&path, Header::values(Rules::Awari, 5), &data).unwrap();
@@ -247,7 +241,7 @@ fn the_format_doc_shows_the_code_offset_tables() {
 /// compressed file's error names the compressed magic.
 #[test]
 fn short_files_and_magics_are_named_truly() {
-    let d = dir("short");
+    let d = temp_created("short");
     let path = d.join("level-06.values");
     write_table(&path, Header::values(Rules::Awari, 6), &sample(6)).unwrap();
     let good = fs::read(&path).unwrap();
@@ -301,7 +295,7 @@ fn promptly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
 #[test]
 fn a_path_that_is_not_a_file_is_refused_at_once() {
     use std::os::unix::fs::symlink;
-    let d = dir("not-a-file");
+    let d = temp_created("not-a-file");
     let fifo = d.join("level-06.values");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -336,7 +330,7 @@ fn a_path_that_is_not_a_file_is_refused_at_once() {
 fn a_directory_tells_a_missing_table_from_a_broken_one() {
     use awari_db::{depth_path, level_path, DbError, Levels};
     use std::os::unix::fs::symlink;
-    let d = dir("levels");
+    let d = temp_created("levels");
     for n in 0..=3 {
         let zeros = vec![0u8; level_size(n) as usize];
         write_table(level_path(&d, n), Header::values(Rules::Awari, n), &zeros).unwrap();
@@ -381,7 +375,7 @@ fn a_directory_tells_a_missing_table_from_a_broken_one() {
     fs::remove_dir_all(&d).unwrap();
 
     // The directory itself: a FIFO is not "a file".
-    let fifo_dir = dir("levels-fifo");
+    let fifo_dir = temp_created("levels-fifo");
     let fifo = fifo_dir.join("db");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -398,7 +392,7 @@ fn a_directory_tells_a_missing_table_from_a_broken_one() {
 #[test]
 fn a_value_outside_its_level_is_an_error_naming_the_entry() {
     use awari_db::{level_path, Level, Levels};
-    let d = dir("bad-value");
+    let d = temp_created("bad-value");
     for n in 0..=5 {
         let zeros = vec![0u8; level_size(n) as usize];
         write_table(level_path(&d, n), Header::values(Rules::Awari, n), &zeros).unwrap();
@@ -441,7 +435,7 @@ fn a_value_outside_its_level_is_an_error_naming_the_entry() {
 /// before them) is checked whole on its first read.
 #[test]
 fn each_chunk_is_checked_the_first_time_it_is_read() {
-    let d = dir("chunks");
+    let d = temp_created("chunks");
     let n = 14; // 4.4 M entries: two checksum chunks
     let data = vec![0u8; level_size(n) as usize]; // every position a draw: valid values
     let path = awari_db::level_path(&d, n);

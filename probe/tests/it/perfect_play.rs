@@ -8,15 +8,14 @@ use awari_probe::{perfect_line, Database};
 use awari_solver::depth::{store_depth, DepthForm};
 use awari_solver::Silent;
 
-use crate::common::reference;
+use crate::common::{reference, temp};
 
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn line_realises_1000_won_positions_with_20_seeds() {
     let shared = reference::shared_reference(Rules::Awari);
     let depths = reference::in_memory_depths(&shared);
-    let dir = std::env::temp_dir().join(format!("awari-probe-{}-perfect", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = temp("perfect");
     std::fs::create_dir_all(&dir).unwrap();
     // Hard links (copies where the file system has none): the reference stays as it is.
     let link = |from: &std::path::Path, to: &std::path::Path| {

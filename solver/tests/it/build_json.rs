@@ -1,10 +1,12 @@
 //! `build --json`: a JSON object a level on stdout, which the scripts in `scripts/` read; and
 //! `stats --json` as docs/cli.md shows it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+use crate::common::temp;
 
 const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
 
@@ -42,12 +44,6 @@ const KEYS: [&str; 31] = [
     "compressed_bits_per_position",
     "compress_seconds",
 ];
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-json-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 fn build(dir: &Path, stones: &str, extra: &[&str]) -> Output {
     solver(&["build", "--json", "--max-stones", stones], dir, extra)

@@ -3,7 +3,7 @@
 //! the test needs no MPI. (`.ci/run` runs the same build under `mpirun` with the `mpi`
 //! feature.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use awari_db::{level_exists, level_path, Rules};
 use awari_solver::build::{build, BuildOptions, LevelReport, Mode};
@@ -11,11 +11,7 @@ use awari_solver::comm::{Comm, ThreadComm};
 use awari_solver::distributed::build_distributed;
 use awari_solver::Silent;
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-dist-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use crate::common::temp;
 
 fn options(dir: &Path, rules: Rules, max: u32) -> BuildOptions {
     BuildOptions {

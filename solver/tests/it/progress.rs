@@ -3,13 +3,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::temp;
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-progress-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
 
 fn build(dir: &PathBuf, stones: &str, log_every: &str) -> Output {
     Command::new(BIN)

@@ -1,17 +1,11 @@
 //! Built tables against published figures: Lincke's histograms (levels 0..12, all
 //! configurations), the VU example position, and the one-seed-per-pit start.
 
-use std::path::PathBuf;
-
 use awari_db::{Board, Rules};
 use awari_solver::build::{build, BuildOptions};
 use awari_solver::{stats, Silent};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-solver-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use crate::common::temp;
 
 #[test]
 fn lincke_histograms_and_vu_example() {

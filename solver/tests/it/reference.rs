@@ -10,11 +10,12 @@
 //! at the game's value with endless play scored 0 — the value the tables define.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use awari_db::{Board, Level, Outcome, Rules};
 use awari_solver::build::{build, BuildOptions};
 use awari_solver::Silent;
+
+use crate::common::temp;
 
 fn boards_of(n: u32) -> Vec<Board> {
     // Every board with n seeds whose opponent row has an empty pit, by brute force.
@@ -70,12 +71,6 @@ fn reference_values(rules: Rules, max: u32) -> Vec<HashMap<Board, i8>> {
         done.push(v);
     }
     done
-}
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-solver-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! checksum, and a changed depth with a valid checksum. A build killed at 20 moments and
 //! resumed verifies and matches an uninterrupted build byte for byte.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -11,13 +11,9 @@ use awari_db::{
     depth_path, level_exists, level_path, write_table, Content, Expect, Header, Level, Rules, Table,
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::temp;
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-verify-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
 
 fn solver(args: &[&str], dir: &Path) -> Output {
     Command::new(BIN)

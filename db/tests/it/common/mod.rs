@@ -1,6 +1,10 @@
 //! Helpers shared by the integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
+pub mod temp;
+
+pub use temp::temp_created;
+
 pub fn pits_of(v: &serde_json::Value) -> [u8; 12] {
     let a = v.as_array().expect("array");
     assert_eq!(a.len(), 12);

@@ -14,13 +14,11 @@ use serde_json::Value;
 
 #[path = "../../../../solver/tests/it/common/reference.rs"]
 pub mod reference;
+#[path = "../../../../db/tests/it/common/temp.rs"]
+#[allow(dead_code)] // temp_created: the db tests'
+mod temp;
 
-/// A fresh path in the temporary directory, unique to this process.
-pub fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-probe-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+pub use temp::temp;
 
 /// The top level of each rule set's test database: 16 for awari (the tour's examples), 14 for
 /// the others (the slow tier builds every rule set to 20).

@@ -2,20 +2,16 @@
 #![allow(dead_code)]
 
 pub mod reference;
+#[path = "../../../../db/tests/it/common/temp.rs"]
+mod temp;
 
-use std::path::{Path, PathBuf};
+pub use temp::temp;
+
+use std::path::Path;
 
 use awari_db::{level_exists, level_path, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
-
-/// A fresh (removed if present) directory under the system's temporary directory, named after
-/// this process and `name`.
-pub fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("awari-solver-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 /// Build levels 0..=`max` of `dir` with `mode` on a pool of `threads` threads.
 pub fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
