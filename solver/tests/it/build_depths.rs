@@ -10,9 +10,7 @@ use std::process::Command;
 
 use awari_db::{depth_path, level_exists, level_path, Rules};
 
-use crate::common::temp;
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::{temp, BIN};
 
 /// `awari-solver build --depth --depth-form plain` of levels 0..=top into `dir`.
 fn build(dir: &Path, rules: Rules, top: u32, mode: &str, env: &[(&str, &str)]) -> String {

@@ -6,9 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::temp;
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::{temp, BIN};
 
 /// The keys of every line, in their order (docs/cli.md).
 const KEYS: [&str; 31] = [

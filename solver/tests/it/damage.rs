@@ -19,7 +19,7 @@ use awari_solver::depth::{ClassPass, DepthPass};
 use awari_solver::twobit::Stage;
 use awari_solver::Progress;
 
-use crate::common::{build_mode, copy_levels, temp};
+use crate::common::{build_mode, copy_levels, solver, temp};
 
 /// Progress that panics at its `at`-th phase or message (0: never).
 struct StopAt {
@@ -596,13 +596,6 @@ fn a_hundred_damaged_work_files_never_make_a_wrong_table() {
     in_memory(14, 12);
     depth(15, false, 3);
     depth(15, true, 3);
-}
-
-fn solver(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_awari-solver"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// Zero `len` bytes of level `n`'s data in `dir`, from its middle (the header intact).

@@ -12,7 +12,7 @@ use awari_solver::depth::{compute_depth, DepthError, DepthPass};
 use awari_solver::Silent;
 
 use crate::common;
-use common::{build_mode, open_depth, temp};
+use common::{build_mode, open_depth, s, solver, temp, text, BIN};
 
 fn top() -> u32 {
     std::env::var("AWARI_DEPTH_TOP")
@@ -138,24 +138,6 @@ fn missing_levels_and_probe_form_are_errors() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&out);
-}
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
-
-fn solver(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(BIN).args(args).output().unwrap()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `verify` passes a consistent but false table as consistent and says it is not proven;

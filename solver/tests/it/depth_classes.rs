@@ -18,7 +18,7 @@ use awari_solver::depth::{ClassPass, DepthError, DepthPass, DepthReport};
 use awari_solver::Silent;
 
 use crate::common;
-use common::{build_mode, temp};
+use common::{build_mode, s, temp, text, BIN};
 
 fn top() -> u32 {
     std::env::var("AWARI_CLASSES_TOP")
@@ -149,26 +149,12 @@ fn class_pass_finds_the_same_unproven_positions() {
     }
 }
 
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 fn classes(args: &[&str]) -> std::process::Output {
     std::process::Command::new(BIN)
         .env("AWARI_DEPTH", "classes")
         .args(args)
         .output()
         .unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `depth` with `AWARI_DEPTH=classes`, killed (SIGKILL) at several moments (in phase 1, in

@@ -12,9 +12,7 @@ use awari_db::{depth_path, level_exists, Levels, Rules};
 use awari_solver::depth::{ClassPass, DepthError, DepthPass};
 use awari_solver::Silent;
 
-use crate::common::{self, build_mode, temp};
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::{self, build_mode, s, temp, text, BIN};
 
 fn values_dir(tag: &str, rules: Rules, top: u32) -> std::path::PathBuf {
     let dir = temp(&format!("one-bit-values-{tag}-{rules}"));
@@ -33,18 +31,6 @@ fn left_behind(dir: &Path, n: u32) -> Vec<String> {
                 && !f.ends_with(".values")
         })
         .collect()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

@@ -10,9 +10,7 @@ use awari_solver::plan::{duration, two_bit_pass_scale, Calibration, DEFAULT_RATE
 use awari_solver::sys::human;
 use awari_solver::twobit;
 
-use crate::common::temp;
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::{temp, BIN};
 
 /// `plan` of levels 0..`max` on 1 thread with `args` besides: no database, disk to spare, and
 /// the I/O made instant unless `args` give a bandwidth.

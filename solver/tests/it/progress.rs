@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use crate::common::temp;
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::{temp, BIN};
 
 fn build(dir: &PathBuf, stones: &str, log_every: &str) -> Output {
     Command::new(BIN)

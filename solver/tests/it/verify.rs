@@ -11,9 +11,7 @@ use awari_db::{
     depth_path, level_exists, level_path, write_table, Content, Expect, Header, Level, Rules, Table,
 };
 
-use crate::common::temp;
-
-const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+use crate::common::{temp, text, BIN};
 
 fn solver(args: &[&str], dir: &Path) -> Output {
     Command::new(BIN)
@@ -24,14 +22,6 @@ fn solver(args: &[&str], dir: &Path) -> Output {
         .stdout(Stdio::piped())
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

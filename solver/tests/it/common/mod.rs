@@ -8,10 +8,33 @@ mod temp;
 pub use temp::temp;
 
 use std::path::Path;
+use std::process::Output;
 
 use awari_db::{level_exists, level_path, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
 use awari_solver::Silent;
+
+/// The solver binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
+
+/// Run the solver binary with `args` and collect its output.
+pub fn solver(args: &[&str]) -> Output {
+    std::process::Command::new(BIN).args(args).output().unwrap()
+}
+
+/// A command's standard output, then its standard error, as text (what an assertion shows).
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A path as a command line's argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
 
 /// Build levels 0..=`max` of `dir` with `mode` on a pool of `threads` threads.
 pub fn build_mode(dir: &Path, threads: usize, rules: Rules, max: u32, mode: Mode) {
