@@ -15,7 +15,6 @@ fn probe(args: &[&str], stdin: Option<&str>) -> Output {
     probe_bytes(args, stdin.map(str::as_bytes))
 }
 
-/// `probe` with any bytes on stdin.
 /// `awari-probe args` started with stdout and stderr piped, and stdin piped when `piped`.
 fn spawn_probe(args: &[&str], piped: bool) -> std::process::Child {
     let mut cmd = Command::new(BIN);
@@ -24,6 +23,7 @@ fn spawn_probe(args: &[&str], piped: bool) -> std::process::Child {
     cmd.spawn().unwrap()
 }
 
+/// `probe` with any bytes on stdin.
 fn probe_bytes(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = spawn_probe(args, stdin.is_some());
     if let Some(text) = stdin {
@@ -806,4 +806,14 @@ fn cross_wari_leaves_the_last_seeds_to_no_one() {
     args.extend(board);
     let text = String::from_utf8(probe(&args, None).stdout).unwrap();
     assert!(text.contains("final difference -3"), "{text}");
+}
+
+/// docs/design.md's command contracts against the probe's `--help`, both ways.
+#[test]
+fn the_command_contracts_in_design_md_are_the_probe_s_options() {
+    common::contracts::check("awari-probe", &["--db"], |command| {
+        let o = probe(&[command, "--help"], None);
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    });
 }

@@ -7,6 +7,7 @@ mod build_depths;
 mod build_json;
 mod common;
 mod compare;
+mod contracts;
 mod damage;
 mod depth;
 mod depth_classes;

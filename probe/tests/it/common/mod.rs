@@ -12,6 +12,8 @@ use awari_solver::Silent;
 use proptest::prelude::*;
 use serde_json::Value;
 
+#[path = "../../../../solver/tests/it/common/contracts.rs"]
+pub mod contracts;
 #[path = "../../../../solver/tests/it/common/reference.rs"]
 pub mod reference;
 #[path = "../../../../db/tests/it/common/temp.rs"]

@@ -1,6 +1,7 @@
 //! Helpers shared by the solver's integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
+pub mod contracts;
 pub mod reference;
 #[path = "../../../../db/tests/it/common/temp.rs"]
 mod temp;
