@@ -817,3 +817,86 @@ fn the_command_contracts_in_design_md_are_the_probe_s_options() {
         String::from_utf8(o.stdout).unwrap()
     });
 }
+
+/// The fenced blocks of docs/cli.md, in order: (language, text).
+fn cli_md_blocks() -> Vec<(String, String)> {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut parts = doc.split("```").skip(1).step_by(2);
+    for part in &mut parts {
+        let (lang, text) = part.split_once('\n').unwrap();
+        blocks.push((lang.to_string(), text.to_string()));
+    }
+    blocks
+}
+
+/// docs/cli.md shows `show`, `line` and `batch` as they are: each `awari-probe` command of its
+/// examples, run on the test database (whose levels to 12 are the docs' database), prints the
+/// document shown after it, and `batch`'s plain and `--depth` answers are its comments'.
+#[test]
+fn the_documents_in_cli_md_are_real_output() {
+    let dir = path_str(db(Rules::Awari));
+    let blocks = cli_md_blocks();
+    let run = |command: &str, stdin: Option<&str>| {
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "awari-db" { dir } else { *a })
+            .collect();
+        let out = probe(&args, stdin);
+        assert!(out.status.success(), "{command}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut checked = 0;
+    for (k, (lang, text)) in blocks.iter().enumerate() {
+        if lang != "sh" {
+            continue;
+        }
+        let shown = blocks.get(k + 1).filter(|(l, _)| l == "json").map(|b| &b.1);
+        for line in text.lines() {
+            let command = line.split(" #").next().unwrap().trim_end();
+            let command = command.split(" < ").next().unwrap();
+            if !command.starts_with("awari-probe show") && !command.starts_with("awari-probe line")
+            {
+                continue;
+            }
+            let shown = shown.unwrap_or_else(|| panic!("no document after {line}"));
+            let want: serde_json::Value = serde_json::from_str(shown).unwrap();
+            let got: serde_json::Value = serde_json::from_str(&run(command, None)).unwrap();
+            assert_eq!(got, want, "docs/cli.md does not show `{command}` as it is");
+            checked += 1;
+        }
+        // batch: the boards the block writes, each form's answers.
+        if let Some(printf) = text.lines().find_map(|l| l.strip_prefix("printf '")) {
+            let boards = printf.split('\'').next().unwrap().replace("\\n", "\n");
+            for line in text.lines().filter(|l| l.starts_with("awari-probe batch")) {
+                let (command, comment) = line.split_once(" < ").unwrap();
+                let got = run(command, Some(&boards));
+                let comment = comment.split_once('#').map(|c| c.1.trim());
+                let want: Vec<String> = match comment {
+                    Some(c) => c.split(", then ").map(str::to_string).collect(),
+                    None => {
+                        let shown = blocks[k + 1].1.lines().map(str::to_string).collect();
+                        assert_eq!(blocks[k + 1].0, "json", "no document after {line}");
+                        shown
+                    }
+                };
+                let got: Vec<String> = got.lines().map(str::to_string).collect();
+                if comment.is_some() {
+                    assert_eq!(got, want, "docs/cli.md does not show `{command}` as it is");
+                } else {
+                    let parse = |v: &[String]| -> Vec<serde_json::Value> {
+                        v.iter().map(|l| serde_json::from_str(l).unwrap()).collect()
+                    };
+                    assert_eq!(parse(&got), parse(&want), "`{command}` in docs/cli.md");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(
+        checked, 5,
+        "the examples of show, line and batch (three forms)"
+    );
+}

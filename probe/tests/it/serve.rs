@@ -707,3 +707,50 @@ fn a_damaged_table_is_a_500_without_internal_text() {
     assert_eq!(status, 200);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// docs/cli.md's exchanges with the server are real: each `$ curl` there, asked of this
+/// server, gets the status (200, or the one its comment gives) and the answer shown, the
+/// database's path read as `awari-db`, and `levels` aside (the docs' database stops at 12
+/// seeds, this one at 16).
+#[test]
+fn the_exchanges_in_cli_md_are_real() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md")).unwrap();
+    let exchanges = doc.split("Real exchanges").nth(1).unwrap();
+    let exchanges = exchanges.split("```text\n").nth(1).unwrap();
+    let exchanges = exchanges.split("```").next().unwrap();
+    let mut lines = exchanges.lines();
+    let mut checked = 0;
+    while let Some(line) = lines.next() {
+        let Some(curl) = line.strip_prefix("$ curl ") else {
+            assert!(line.is_empty(), "an answer without its request: {line}");
+            continue;
+        };
+        let shown = lines.next().unwrap();
+        let (call, comment) = curl.rsplit_once('\'').unwrap();
+        let quoted: Vec<&str> = call.split('\'').skip(1).step_by(2).collect();
+        let (method, body, url) = match quoted[..] {
+            [url] => ("GET", None, url),
+            [body, url] if call.starts_with("-X POST -d ") => ("POST", Some(body), url),
+            _ => panic!("not a request this test knows: {line}"),
+        };
+        let want_status = comment
+            .split_once("# HTTP ")
+            .map_or(200, |(_, s)| s.trim().parse().unwrap());
+        let path = url.strip_prefix("http://127.0.0.1:8080").unwrap();
+        let (status, text) = request(method, path, body);
+        let text = text.replace(server().1.to_str().unwrap(), "awari-db");
+        let (mut got, mut want): (Value, Value) = (
+            serde_json::from_str(&text).unwrap(),
+            serde_json::from_str(shown).unwrap(),
+        );
+        for j in [&mut got, &mut want] {
+            if let Some(o) = j.as_object_mut() {
+                o.remove("levels");
+            }
+        }
+        assert_eq!((status, got), (want_status, want), "docs/cli.md: {line}");
+        checked += 1;
+    }
+    assert_eq!(checked, 6, "the requests docs/cli.md shows");
+}
