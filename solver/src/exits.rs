@@ -26,6 +26,7 @@
 //! each pass reads the lower levels once more, in order (see [`crate::lowmem`]).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 use std::time::Instant;
 
 use awari_db::{level_exists, Access, Board, Level, Levels, ParentRange, QuietMoves, Rules, Table};
@@ -100,6 +101,26 @@ pub(crate) fn forward_bucket<T: Sync>(
             set(e, forward(&board, rules, &mut counter).0);
         }
         progress.advance(part.len() as u64);
+    });
+}
+
+/// The forward pass of the in-memory state (one machine's or a rank's slice of it): each
+/// word of `chunks` (a chunk's first position, its words) set to its position's exit state,
+/// unsettled ([`crate::settle::unsettled`]), each chunk's boards visited in index order.
+pub(crate) fn forward_words<'a>(
+    level: Level,
+    rules: Rules,
+    chunks: impl ParallelIterator<Item = (u64, &'a [AtomicU16])>,
+    progress: &dyn Progress,
+) {
+    chunks.for_each(|(start, words)| {
+        let boards = level.boards(start..start + words.len() as u64);
+        let mut counter = QuietMoves::new();
+        for (word, board) in words.iter().zip(boards) {
+            let (exit, quiet) = forward(&board, rules, &mut counter);
+            word.store(crate::settle::unsettled(exit, quiet), Relaxed);
+        }
+        progress.advance(words.len() as u64);
     });
 }
 

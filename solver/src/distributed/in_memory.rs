@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use awari_db::{Board, Level, Levels, QuietMoves, Rules};
+use awari_db::{Board, Level, Levels, Rules};
 use rayon::prelude::*;
 
 use super::{
@@ -16,12 +16,12 @@ use super::{
 use crate::build::level::{Algorithm, Sink, Solved};
 use crate::build::BuildError;
 use crate::comm::Comm;
-use crate::exits::{forward, CaptureStream, ExitsStats};
+use crate::exits::{forward_words, CaptureStream, ExitsStats};
 use crate::grain::MOVE_TASK;
 use crate::progress::Progress;
 use crate::settle::{
-    propagate_diverting, raise_exit, scan_seeds, seed_boards, unsettled, update_word, value_of,
-    BuilderError, Settle,
+    propagate_diverting, raise_exit, scan_seeds, seed_boards, update_word, value_of, BuilderError,
+    Settle,
 };
 use crate::state::StateArray;
 
@@ -173,15 +173,7 @@ impl Slice<'_> {
         traffic: &mut Traffic,
         progress: &dyn Progress,
     ) -> Result<(), awari_db::TableError> {
-        self.chunks().for_each(|(start, words)| {
-            let boards = self.level.boards(start..start + words.len() as u64);
-            let mut counter = QuietMoves::new();
-            for (word, board) in words.iter().zip(boards) {
-                let (exit, quiet) = forward(&board, self.rules, &mut counter);
-                word.store(unsettled(exit, quiet), Relaxed);
-            }
-            progress.advance(words.len() as u64);
-        });
+        forward_words(self.level, self.rules, self.chunks(), progress);
         let ranks = comm.size();
         let (lo, words) = (self.lo, self.words());
         // A corrupt lower block is reported after the last round, so that every rank still

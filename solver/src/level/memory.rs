@@ -47,10 +47,10 @@ mod checkpoint;
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
-use awari_db::{Level, Levels, QuietMoves, Rules};
+use awari_db::{Level, Levels, Rules};
 
 use super::Solved;
-use crate::exits::{forward, CaptureStream, ExitsMeter, ExitsStats};
+use crate::exits::{forward_words, CaptureStream, ExitsMeter, ExitsStats};
 pub use crate::progress::{Progress, Silent};
 #[allow(clippy::wildcard_imports)]
 use crate::settle::*;
@@ -171,15 +171,7 @@ impl<'a> LevelBuilder<'a> {
         let stream = &self.stream;
         let meter = ExitsMeter::start();
         progress.phase("exits", self.level.size() + stream.positions());
-        self.chunks().for_each(|(start, words)| {
-            let boards = self.level.boards(start..start + words.len() as u64);
-            let mut counter = QuietMoves::new();
-            for (word, board) in words.iter().zip(boards) {
-                let (exit, quiet) = forward(&board, self.rules, &mut counter);
-                word.store(unsettled(exit, quiet), Relaxed);
-            }
-            progress.advance(words.len() as u64);
-        });
+        forward_words(self.level, self.rules, self.chunks(), progress);
         let forward_seconds = meter.seconds();
         self.stream_exits(stream, progress)?;
         if std::env::var_os("AWARI_TIMINGS").is_some() {
