@@ -143,19 +143,13 @@ impl Board {
         Board::new(pits).ok()
     }
 
-    /// Parse a board given as separate words (command-line arguments): twelve numbers, or one
-    /// word that [`Board::parse`] reads (`start`, or numbers separated by white space or
-    /// commas).
+    /// Parse a board given as separate words (command-line arguments).
     pub fn parse_words<S: AsRef<str>>(words: &[S]) -> Result<Board, BoardError> {
-        if let [word] = words {
-            let word = word.as_ref();
-            let numbers = word
-                .split(|c: char| c.is_whitespace() || c == ',')
-                .filter(|w| !w.is_empty())
-                .count();
-            if word.trim() == "start" || numbers > 1 {
-                return Board::parse(word);
-            }
+        if words.len() == 1 && words[0].as_ref().trim() == "start" {
+            return Ok(Board::START);
+        }
+        if words.len() == 1 && words[0].as_ref().split_whitespace().count() > 1 {
+            return Board::parse(words[0].as_ref());
         }
         if words.len() != PITS {
             return Err(BoardError::WrongPitCount { got: words.len() });
@@ -310,15 +304,6 @@ mod tests {
         assert_eq!(b.pits(), [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1]);
         assert_eq!(Board::parse_words(&["start"]).unwrap(), Board::START);
         assert_eq!(Board::parse_words(&[words.join(" ")]).unwrap(), b);
-        // One word of numbers separated by commas, as a batch line or a URL gives them.
-        assert_eq!(Board::parse_words(&[words.join(",")]).unwrap(), b);
-        assert_eq!(
-            Board::parse_words(&[format!("{}x", words.join(","))]),
-            Err(BoardError::BadNumber {
-                pit: 11,
-                got: "1x".into()
-            })
-        );
         assert_eq!(
             Board::parse_words(&words[..11]),
             Err(BoardError::WrongPitCount { got: 11 })

@@ -373,7 +373,9 @@ pub struct Expect {
 }
 
 /// An open table, memory-mapped read-only. Opening checks the header and the file length;
-/// the checksum is checked only by [`Table::verify`].
+/// the data is checked as it is read ([`Table::check_entries`]: a plain table's checksum
+/// chunks each at its first read; a compressed table's blocks at each decode), and whole by
+/// [`Table::verify`].
 ///
 /// A table is stored plain (one byte per entry: a table of this library or a raw VU file) or
 /// compressed (see [`crate::compressed`]); every reader goes through [`Table::value`] and

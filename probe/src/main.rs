@@ -25,8 +25,19 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// The board of the command line's words: twelve numbers, `start`, or numbers grouped into
+/// fewer quoted words (`"4,4,4,…"`, `"2 2 0 0 0 0" "0 2 3 0 2 1"`), read as one line.
 fn parse_board(words: &[String]) -> anyhow::Result<Board> {
-    let board = Board::parse_words(words).map_err(|e| UsageError(e.to_string()))?;
+    let grouped = words.len() != 12
+        && words
+            .iter()
+            .any(|w| w.contains(|c: char| c.is_whitespace() || c == ','));
+    let board = if grouped {
+        Board::parse(&words.join(" "))
+    } else {
+        Board::parse_words(words)
+    };
+    let board = board.map_err(|e| UsageError(e.to_string()))?;
     check_playable(&board).map_err(UsageError)?;
     Ok(board)
 }

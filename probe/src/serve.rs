@@ -226,18 +226,32 @@ async fn batch(State(app): State<Arc<App>>, request: Request) -> Result<Json<Val
     }
     let mut boards = Vec::with_capacity(list.len());
     for (k, item) in list.iter().enumerate() {
-        let words: Vec<String> = match item {
-            Value::Array(xs) => xs
-                .iter()
-                .map(|x| match x {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect(),
-            Value::String(s) => vec![s.clone()],
-            other => vec![other.to_string()],
+        let board = match item {
+            Value::Array(xs) => {
+                let mut words = Vec::with_capacity(xs.len());
+                for (pit, x) in xs.iter().enumerate() {
+                    words.push(match x {
+                        Value::String(s) => s.clone(),
+                        Value::Number(n) => n.to_string(),
+                        _ => {
+                            let what = json_kind(x);
+                            return Err(bad(format!(
+                                "board {k}: pit {pit} is {what}, not a number"
+                            )));
+                        }
+                    });
+                }
+                Board::parse_words(&words)
+            }
+            Value::String(s) => Board::parse(s),
+            _ => {
+                return Err(bad(format!(
+                    "board {k}: a board is an array of 12 numbers or a string, not {}",
+                    json_kind(item)
+                )))
+            }
         };
-        let board = Board::parse_words(&words).map_err(|e| bad(format!("board {k}: {e}")))?;
+        let board = board.map_err(|e| bad(format!("board {k}: {e}")))?;
         check_playable(&board).map_err(|e| bad(format!("board {k}: {e}")))?;
         boards.push(board);
     }
@@ -251,6 +265,23 @@ async fn batch(State(app): State<Arc<App>>, request: Request) -> Result<Json<Val
     .await
 }
 
+/// What a JSON value is, for an error message (not the value: it may be large).
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What `/api/health` says is checked, of this library's tables and of the VU release's raw
+/// files.
+const CHECKS: &str = "headers and lengths checked when opened; the data as it is read: a plain table's 4 MiB chunk at its first read (a version-1 table whole), a compressed table's blocks at each decode; `awari-solver verify` checks whole tables";
+const RAW_CHECKS: &str = "lengths checked when opened; the VU release's raw files carry no checksums: `awari-solver compare` checks them against a build";
+
 async fn health(State(app): State<Arc<App>>) -> Json<Value> {
     let levels: Vec<u32> = app.db.levels().present().collect();
     Json(json!({
@@ -258,7 +289,11 @@ async fn health(State(app): State<Arc<App>>) -> Json<Value> {
         "rules": app.db.rules().name(),
         "levels": levels,
         "raw": app.db.levels().is_raw(),
-        "checksums": "headers and lengths checked when opened; a plain table's data a 4 MiB chunk at its first read, a compressed table's blocks at each decode; `awari-solver verify` checks whole tables",
+        "checksums": if app.db.levels().is_raw() {
+            RAW_CHECKS
+        } else {
+            CHECKS
+        },
     }))
 }
 

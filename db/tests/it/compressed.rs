@@ -268,7 +268,7 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
 
 #[test]
 fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
-    let d = temp_created("corrupt");
+    let d = temp_created("block-flip");
     let (path, values, mut bytes) = sample(&d);
     let data = u64_at(&bytes, 40) as usize;
     let in_block = 5 * BLOCK as u64 + 17;
@@ -285,7 +285,7 @@ fn a_corrupt_block_is_an_error_naming_the_level_and_block() {
     let t = open(&bad).expect("opening is cheap and does not read blocks");
     let err = t.value(in_block).unwrap_err().to_string();
     assert!(
-        err.contains("level 9, block 5") && err.contains("corrupt"),
+        err.contains("level 9, block 5") && err.contains("(corrupt file)"),
         "{err}"
     );
     // Still an error at the next decode: a failed block is never remembered as checked.

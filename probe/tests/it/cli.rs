@@ -70,6 +70,20 @@ fn vu_example_and_start_positions() {
     ));
     common::assert_vu_example(&j);
     assert_eq!(j["index"], 588953);
+    // The same numbers in one word separated by commas, or in two quoted words.
+    for words in [
+        &["1,1,1,1,1,2,4,2,3,0,0,0"][..],
+        &["1 1 1 1 1 2", "4,2,3,0,0,0"][..],
+    ] {
+        let mut args = vec!["show", "--db", d, "--json"];
+        args.extend(words);
+        assert_eq!(json(&probe(&args, None)), j, "{words:?}");
+    }
+    // A word that is not a number is named, however the numbers are grouped.
+    let out = probe(&["show", "--db", d, "1 1 1 1 1 2", "4,2,3,0,0,x"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("pit 11: 'x' is not a seed count"), "{e}");
 
     // One seed per pit: a draw, valued by one ply (the opponent row is full).
     let out = probe(
@@ -811,8 +825,8 @@ fn cross_wari_leaves_the_last_seeds_to_no_one() {
 /// docs/design.md's command contracts against the probe's `--help`, both ways.
 #[test]
 fn the_command_contracts_in_design_md_are_the_probe_s_options() {
-    common::contracts::check("awari-probe", &["--db"], |command| {
-        let o = probe(&[command, "--help"], None);
+    common::contracts::check("awari-probe", &["--db"], |args| {
+        let o = probe(args, None);
         assert!(o.status.success(), "{o:?}");
         String::from_utf8(o.stdout).unwrap()
     });

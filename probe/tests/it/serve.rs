@@ -199,6 +199,22 @@ fn every_error_status() {
             404,
             "level 24",
         ),
+        // Neither an array nor a string, or a pit that is not a number: said so, the value
+        // not echoed.
+        (
+            "POST",
+            "/api/batch",
+            Some("{\"boards\": [{\"a\": 1, \"b\": 2}]}"),
+            400,
+            "board 0: a board is an array of 12 numbers or a string, not an object",
+        ),
+        (
+            "POST",
+            "/api/batch",
+            Some("{\"boards\": [[[1,1,1,1,1,1,1,1,1,1,1,1]]]}"),
+            400,
+            "board 0: pit 0 is an array, not a number",
+        ),
     ];
     for &(method, path, body, status, message) in cases {
         let (got, text) = request(method, path, body);
@@ -208,6 +224,10 @@ fn every_error_status() {
         assert!(e.contains(message), "{path}: {e}");
         assert_eq!(e.lines().count(), 1, "{path}: {e}");
     }
+    // A string is read as a line: numbers separated by spaces, tabs or commas.
+    let body = r#"{"boards": ["1,1,1,1,1,1,1,1,1,1,1,1", "0 0 0 0 1 2\t0 1 1 0 0 0"]}"#;
+    let (status, text) = request("POST", "/api/batch", Some(body));
+    assert_eq!((status, text.as_str()), (200, r#"{"values":[0,-1]}"#));
     // Too many boards.
     let many = json!({ "boards": vec![[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]; 10_001] }).to_string();
     let (status, text) = request("POST", "/api/batch", Some(&many));
@@ -753,4 +773,35 @@ fn the_exchanges_in_cli_md_are_real() {
         checked += 1;
     }
     assert_eq!(checked, 6, "the requests docs/cli.md shows");
+}
+
+/// `/api/health` says what is checked: this library's tables as they are read, the VU
+/// release's raw files not at all (they carry no checksums).
+#[test]
+fn health_says_what_is_checked() {
+    let (_, j) = get_json("/api/health");
+    assert_eq!(j["raw"], false);
+    assert!(
+        j["checksums"].as_str().unwrap().contains("4 MiB chunk"),
+        "{j}"
+    );
+    let raw = common::temp("serve-raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    for n in 0..=6 {
+        let bytes = std::fs::read(awari_db::level_path(common::db(Rules::Awari), n)).unwrap();
+        let data = &bytes[64..64 + awari_db::level_size(n) as usize];
+        std::fs::write(raw.join(format!("scores.{n}")), data).unwrap();
+    }
+    let addr = guarded_server(awari_probe::serve::router(
+        Database::open(&raw, None).unwrap(),
+    ));
+    let (status, text) = request_at(addr, "GET", "/api/health", None);
+    assert_eq!(status, 200);
+    let j: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(j["raw"], true);
+    assert!(
+        j["checksums"].as_str().unwrap().contains("no checksums"),
+        "{j}"
+    );
+    std::fs::remove_dir_all(&raw).unwrap();
 }

@@ -5,7 +5,7 @@
 //! tests that picked the same name would remove each other's files (two db files' `chunks`
 //! once did). So a name belongs to the first test (thread) that asks for it, and another test
 //! asking for it fails at once, naming it. Within one test, asking again (as a loop does, for
-//! a fresh copy each round) gives the same directory, emptied. The path holds no test name:
+//! a fresh copy each round) gives the same path, what the last round left removed. The path holds no test name:
 //! tests match error messages, which name the files, against words.
 
 use std::collections::BTreeMap;

@@ -298,7 +298,7 @@ fn a_raw_vu_directory_converts_and_an_interrupted_run_resumes() {
 fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
     let rules = Rules::Awari;
     let plain = Levels::open(reference(rules), Some(rules)).unwrap();
-    let dir = temp("compress-corrupt");
+    let dir = temp("lower-damaged");
     let lower: Vec<u32> = (0..=15).collect();
     compress_db(&plain, &dir, &lower, Form::SelfContained, &Silent, |_| {}).unwrap();
     damage(&compressed_path(&dir, 13));
@@ -324,7 +324,7 @@ fn a_corrupt_compressed_lower_level_stops_the_build_with_its_name() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("level-13.cvalues") && err.contains("corrupt"),
+        err.contains("level-13.cvalues") && err.contains("(corrupt file)"),
         "{err}"
     );
     assert!(!level_path(&dir, 16).exists());
