@@ -914,3 +914,29 @@ fn the_documents_in_cli_md_are_real_output() {
         "the examples of show, line and batch (three forms)"
     );
 }
+
+/// The README's example of `show` is real output: every line it shows (its `…` stands for
+/// lines left out) is a line the command prints, in the same order.
+#[test]
+fn the_readme_s_show_example_is_real_output() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let block = readme
+        .split("```console\n$ awari-probe show ")
+        .nth(1)
+        .expect("the README shows awari-probe show");
+    let (board, rest) = block.split_once('\n').unwrap();
+    let shown = rest.split("```").next().unwrap();
+    let mut args = vec!["show", "--db", path_str(db(Rules::Awari))];
+    args.extend(board.split_whitespace());
+    let out = probe(&args, None);
+    assert!(out.status.success(), "{out:?}");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let mut lines = printed.lines();
+    for want in shown.lines().filter(|l| l.trim() != "…") {
+        assert!(
+            lines.any(|l| l == want),
+            "README.md shows a line `awari-probe show {board}` does not print (in this order): {want:?}\n{printed}"
+        );
+    }
+}
