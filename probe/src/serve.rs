@@ -284,12 +284,13 @@ const RAW_CHECKS: &str = "lengths checked when opened; the VU release's raw file
 
 async fn health(State(app): State<Arc<App>>) -> Json<Value> {
     let levels: Vec<u32> = app.db.levels().present().collect();
+    let raw = app.db.levels().is_raw();
     Json(json!({
         "status": "ok",
         "rules": app.db.rules().name(),
         "levels": levels,
-        "raw": app.db.levels().is_raw(),
-        "checksums": if app.db.levels().is_raw() {
+        "raw": raw,
+        "checksums": if raw {
             RAW_CHECKS
         } else {
             CHECKS
