@@ -321,6 +321,14 @@ mod tests {
                 "{one}"
             );
         }
+        assert_eq!(
+            BoardError::WrongPitCount { got: 1 }.to_string(),
+            "a board has 12 pits, got 1 number"
+        );
+        assert_eq!(
+            BoardError::WrongPitCount { got: 11 }.to_string(),
+            "a board has 12 pits, got 11 numbers"
+        );
         // Twelve words, one of them two numbers: that pit's word is bad, not the count.
         let mut two = words.clone();
         two[0] = "4 4".into();

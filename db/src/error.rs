@@ -14,7 +14,7 @@ pub struct ParseRulesError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
     /// Not 12 pit counts.
-    #[error("a board has 12 pits, got {got} numbers")]
+    #[error("a board has 12 pits, got {got} {}", if *.got == 1 { "number" } else { "numbers" })]
     WrongPitCount {
         /// How many numbers were given.
         got: usize,

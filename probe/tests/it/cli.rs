@@ -834,8 +834,7 @@ fn the_command_contracts_in_design_md_are_the_probe_s_options() {
 
 /// The fenced blocks of docs/cli.md, in order: (language, text).
 fn cli_md_blocks() -> Vec<(String, String)> {
-    let doc =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md")).unwrap();
+    let doc = common::contracts::repo_file("docs/cli.md");
     let mut blocks = Vec::new();
     let mut parts = doc.split("```").skip(1).step_by(2);
     for part in &mut parts {
@@ -919,8 +918,7 @@ fn the_documents_in_cli_md_are_real_output() {
 /// lines left out) is a line the command prints, in the same order.
 #[test]
 fn the_readme_s_show_example_is_real_output() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = common::contracts::repo_file("README.md");
     let block = readme
         .split("```console\n$ awari-probe show ")
         .nth(1)

@@ -734,8 +734,7 @@ fn a_damaged_table_is_a_500_without_internal_text() {
 /// seeds, this one at 16).
 #[test]
 fn the_exchanges_in_cli_md_are_real() {
-    let doc =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md")).unwrap();
+    let doc = common::contracts::repo_file("docs/cli.md");
     let exchanges = doc.split("Real exchanges").nth(1).unwrap();
     let exchanges = exchanges.split("```text\n").nth(1).unwrap();
     let exchanges = exchanges.split("```").next().unwrap();

@@ -170,8 +170,7 @@ fn build_json_gives_the_compressed_size() {
 fn the_stats_documents_in_cli_md_are_real_output() {
     let dir = temp("stats-doc");
     build(&dir, "6", &["--depth"]);
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli.md"))
-        .unwrap();
+    let doc = crate::common::contracts::repo_file("docs/cli.md");
     for extra in [&[][..], &["--all-configurations"], &["--depth"]] {
         let out = solver(&["stats", "--json", "--stones", "6"], &dir, extra);
         let line = String::from_utf8(out.stdout).unwrap();

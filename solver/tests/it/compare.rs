@@ -37,7 +37,7 @@ fn compare_finds_one_difference_and_passes_identical_directories() {
     build(&opts, &Silent, |_| {}).unwrap();
     let vu = temp("vu");
     vu_copy(&ours, 13, &vu);
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     let run = |a: &Path, b: &Path| {
         Command::new(bin)
             .arg("compare")

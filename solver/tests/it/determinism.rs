@@ -44,7 +44,7 @@ fn same_bytes_with_one_two_and_four_threads() {
 
 #[test]
 fn killed_build_resumes_to_the_same_bytes() {
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     let max = 16;
     let clean = temp("clean");
     build_with_threads(&clean, 2, Rules::Awari, max);
@@ -119,7 +119,7 @@ fn one_bit_mode_writes_the_same_bytes() {
 /// the same bytes, and spills made (the builder's timings say how many).
 #[test]
 fn one_bit_candidates_spilled_write_the_same_bytes() {
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     let mem = temp("ob-spilled-mem");
     let one = temp("ob-spilled-one");
     build_mode(&mem, 2, Rules::Awari, 13, Mode::InMemory);
@@ -302,7 +302,7 @@ fn low_memory_exit_buckets(rule_sets: &[Rules]) {
 /// gone with it and the next build finishes the work.
 #[test]
 fn a_second_build_into_the_same_directory_is_refused() {
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     let dir = temp("locked");
     std::fs::create_dir_all(&dir).unwrap();
     let args = ["build", "--max-stones", "18", "--threads", "1", "--db"];

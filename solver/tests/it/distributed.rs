@@ -250,7 +250,7 @@ fn two_bit_is_not_offered() {
 #[test]
 #[cfg(not(feature = "mpi"))]
 fn the_plain_binary_explains_distributed_builds() {
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     let dir = temp("cli");
     let out = std::process::Command::new(bin)
         .args(["build", "--distributed", "--max-stones", "4", "--db"])

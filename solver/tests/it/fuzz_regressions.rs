@@ -174,7 +174,7 @@ fn a_two_bit_bucket_beyond_the_level_is_refused_not_an_abort() {
         checkpoint_stage(&dir, n, Rules::Awari).is_err(),
         "the forged checkpoint is not believed"
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_awari-solver"))
+    let out = std::process::Command::new(crate::common::BIN)
         .args(["build", "--db", dir.to_str().unwrap(), "--max-stones", "6"])
         .args(["--mode", "two-bit", "--threads", "1", "--log-every", "0"])
         .output()
@@ -215,7 +215,7 @@ fn an_absurd_calibrated_traffic_or_pass_count_is_refused_not_an_overflow() {
             ),
         )
         .unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_awari-solver"))
+        let out = std::process::Command::new(crate::common::BIN)
             .args(["plan", "--calibration", path.to_str().unwrap()])
             .args(["--threads", "2", "--memory", "8G", "--disk", "1T"])
             .output()

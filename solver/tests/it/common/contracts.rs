@@ -6,10 +6,16 @@
 
 use std::collections::BTreeSet;
 
+/// A file of this checkout by its path from the repository's root (`docs/cli.md`), as the
+/// tests that hold the docs to the binaries read it: both crates sit one level below the root.
+pub fn repo_file(path: &str) -> String {
+    let full = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
 /// docs/design.md, as this checkout has it.
 fn design() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/design.md");
-    std::fs::read_to_string(path).unwrap()
+    repo_file("docs/design.md")
 }
 
 /// The `--options` a text names (`--depth` in `--depth-form` is not one).

@@ -97,7 +97,7 @@ fn killed_build_resumes(
     stage_of: StageOf,
     env: &[(&str, &str)],
 ) {
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     let rules = Rules::Awari;
     let mem = reference(rules);
     let depths = env.iter().any(|(k, _)| *k == "AWARI_WAVE_SET_BYTES");

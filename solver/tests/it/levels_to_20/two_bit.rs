@@ -66,7 +66,7 @@ fn two_bit_writes_the_same_bytes_on_every_level_to_20() {
 #[test]
 #[ignore = "slow tier: .ci/run runs it (cargo test -- --include-ignored)"]
 fn one_bit_writes_the_same_bytes_on_every_level_to_20() {
-    let bin = env!("CARGO_BIN_EXE_awari-solver");
+    let bin = crate::common::BIN;
     for rules in Rules::ALL {
         let mem = reference(rules);
         let top = top_of(rules);
@@ -135,7 +135,7 @@ fn auto_mode_takes_two_bit_when_low_memory_does_not_fit() {
     let budget = (two_bit + low) / 2;
     // The binary, so that the peak memory measured is this build's alone (the tests of this
     // file run side by side in one process).
-    let out = Command::new(env!("CARGO_BIN_EXE_awari-solver"))
+    let out = Command::new(crate::common::BIN)
         .args(["build", "--threads", "2", "--max-stones", "20", "--memory"])
         .arg(budget.to_string())
         .arg("--db")
