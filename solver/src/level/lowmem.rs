@@ -448,12 +448,18 @@ impl<'a> LowMemoryBuilder<'a> {
     /// removes the checkpoint, so that the next run starts the level afresh.
     pub fn solve(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
         let solved = self.solve_from_stage(progress);
+        self.forget_if_damaged(solved)
+    }
+
+    /// `result`, after removing the checkpoint if it is a damaged work file: the next run
+    /// starts the level afresh instead of meeting the damage again.
+    fn forget_if_damaged<T>(&self, result: Result<T, BuilderError>) -> Result<T, BuilderError> {
         if let (Err(BuilderError::Table(TableError::Damaged { .. })), Some(d)) =
-            (&solved, &self.durable)
+            (&result, &self.durable)
         {
             checkpoint::forget(&d.dir);
         }
-        solved
+        result
     }
 
     fn solve_from_stage(&mut self, progress: &dyn Progress) -> Result<Solved, BuilderError> {
@@ -878,8 +884,17 @@ impl<'a> LowMemoryBuilder<'a> {
     }
 
     /// Stream the values, in index order, to `sink`. Blocks of `WRITE_CHUNKS` chunks are read
-    /// and decoded in parallel, then handed on in order.
+    /// and decoded in parallel, then handed on in order. A damaged work file removes the
+    /// checkpoint, as in [`LowMemoryBuilder::solve`].
     pub fn write_values(
+        &self,
+        sink: impl FnMut(&[u8]) -> Result<(), TableError>,
+    ) -> Result<(), BuilderError> {
+        let written = self.stream_values(sink).map_err(BuilderError::from);
+        self.forget_if_damaged(written)
+    }
+
+    fn stream_values(
         &self,
         mut sink: impl FnMut(&[u8]) -> Result<(), TableError>,
     ) -> Result<(), TableError> {

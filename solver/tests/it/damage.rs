@@ -54,6 +54,35 @@ impl Progress for StopAt {
     }
 }
 
+/// Progress that records its phases and messages, in order.
+#[derive(Default)]
+struct Calls(std::sync::Mutex<Vec<String>>);
+
+impl Progress for Calls {
+    fn phase(&self, name: &str, _: u64) {
+        self.0.lock().unwrap().push(name.to_string());
+    }
+    fn advance(&self, _: u64) {}
+    fn message(&self, text: &str) {
+        self.0.lock().unwrap().push(text.to_string());
+    }
+}
+
+/// The stop, for [`StopAt`], at `pass`'s phase `phase`: the calls counted in a whole run in a
+/// copy of `base` (directory `name`).
+fn stop_at_phase(pass: &dyn Pass, base: &Path, phase: &str, name: &str) -> usize {
+    let dir = temp(name);
+    copy_dir(base, &dir);
+    let calls = Calls::default();
+    pool().install(|| pass.run(&dir, &calls)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let calls = calls.0.into_inner().unwrap();
+    1 + calls
+        .iter()
+        .position(|c| c == phase)
+        .unwrap_or_else(|| panic!("no phase {phase} in {calls:?}"))
+}
+
 fn pool() -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(2)
@@ -422,6 +451,35 @@ fn damaged_low_memory_work_files_never_make_a_wrong_table() {
 #[test]
 fn damaged_saves_of_an_in_memory_build_never_make_a_wrong_table() {
     in_memory(12, 5);
+}
+
+/// A low-memory and a two-bit level stopped after their last step, as their tables are about
+/// to be written, then damaged: a run that meets the damage while writing the table names it
+/// and forgets the checkpoint, so the next run writes the true table (the low-memory build
+/// once kept its checkpoint there, and every rerun met the same damage).
+#[test]
+fn damage_met_while_writing_the_table_is_not_met_again() {
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let n = 12;
+    let reference = values("write", n);
+    let want = vec![std::fs::read(level_path(&reference, n)).unwrap()];
+    let base = temp("damage-write-base");
+    copy_levels(&reference, &base, 0..n);
+    let low_memory = BuildPass::low_memory(n);
+    let two_bit = TwoBitPass {
+        n,
+        depths: false,
+        one_bit: false,
+    };
+    for (tag, pass) in [
+        ("write-low-memory", &low_memory as &dyn Pass),
+        ("write-two-bit", &two_bit),
+    ] {
+        let stop = stop_at_phase(pass, &base, "write", &format!("damage-{tag}-calls"));
+        damaged_runs_end_true_or_clean(tag, pass, &base, &want, &[stop], 8);
+    }
+    std::fs::remove_dir_all(&reference).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// Stopped after a save, the in-memory build resumes at the save's step, says so, and writes
