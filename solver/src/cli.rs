@@ -140,7 +140,8 @@ pub enum Command {
         /// bytes per position for the states, 0.16 in all from 25 seeds up, slower: the
         /// exits it must know are looked up in its exit lists in rounds), or `auto` (memory
         /// where it fits, else the faster of low-memory and two-bit by `plan`'s estimate at its
-        /// default rates, else one-bit; a level begun in one of them resumes in it).
+        /// default rates, else one-bit; a level begun in one of them resumes in it where it
+        /// fits, even where memory would fit now: a named mode begins it again).
         /// Every mode checkpoints every 5 minutes, so a killed build resumes inside the level
         /// (memory saves its 2 bytes a position to level-NN.mstate where the disk holds them
         /// beside the table). Same tables, byte for byte, whichever builds them.

@@ -418,16 +418,33 @@ fn add_depth(
 fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildError> {
     let budget = opts.memory.or_else(sys::memory_available);
     let threads = rayon::current_num_threads();
-    let choice = crate::cost::choose(opts.mode, Needs::level(n, threads), budget, || {
-        // Where both fit, a level one of them began resumes in it.
-        if matches!(lowmem::checkpoint_stage(dir, n, opts.rules), Ok(Some(_))) {
-            false
-        } else if matches!(twobit::checkpoint_stage(dir, n, opts.rules), Ok(Some(_))) {
-            true
-        } else {
-            crate::cost::auto_prefers_two_bit(n, threads, budget)
-        }
+    let needs = Needs::level(n, threads);
+    let fresh = crate::cost::choose(opts.mode, needs, budget, || {
+        crate::cost::auto_prefers_two_bit(n, threads, budget)
     })?;
+    // `auto`: a level begun out of core resumes in its algorithm where that fits, even where
+    // another would be chosen now (the level fits in memory under a larger --memory): the
+    // work done is kept. (A named --mode is obeyed: the level begins again in it.)
+    let begun = match opts.mode {
+        Mode::Auto => begun_in(dir, n, opts.rules),
+        _ => &[],
+    };
+    let resumed = begun.iter().find_map(|&m| {
+        let c = crate::cost::choose(m, needs, budget, || false).ok()?;
+        c.fits.then_some(c)
+    });
+    let choice = match resumed {
+        Some(c) if c.mode != fresh.mode => {
+            eprintln!(
+                "level {n}: resuming in {} mode, as it began (`--mode {}` begins it again)",
+                c.mode.name(),
+                fresh.mode.name()
+            );
+            c
+        }
+        Some(c) => c,
+        None => fresh,
+    };
     let mode = fitting(n, choice, budget)?;
     let disk = level_disk(n, mode, opts.depth);
     if let Some(free) = sys::disk_free(dir) {
@@ -448,6 +465,18 @@ fn choose_mode(dir: &Path, n: u32, opts: &BuildOptions) -> Result<Mode, BuildErr
         }
     }
     Ok(mode)
+}
+
+/// The algorithms that can resume level `n` from a checkpoint in `dir`, the first preferred:
+/// low-memory's, or two-bit's (which either width resumes, except one with depths).
+fn begun_in(dir: &Path, n: u32, rules: Rules) -> &'static [Mode] {
+    if matches!(lowmem::checkpoint_stage(dir, n, rules), Ok(Some(_))) {
+        &[Mode::LowMemory]
+    } else if matches!(twobit::checkpoint_stage(dir, n, rules), Ok(Some(_))) {
+        &[Mode::TwoBit, Mode::OneBit]
+    } else {
+        &[]
+    }
 }
 
 /// Bytes of disk the files directly in the directory `dir` take (0 if it is none).

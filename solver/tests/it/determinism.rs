@@ -238,6 +238,75 @@ fn auto_mode_switches_to_low_memory_under_a_small_budget() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Progress that stops the run (an unwind, as a kill would, leaving its files) at its `at`-th
+/// phase or message.
+struct StopAt(std::sync::atomic::AtomicUsize, usize);
+
+impl StopAt {
+    fn tick(&self) {
+        if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == self.1 {
+            std::panic::resume_unwind(Box::new("stopped by the test"));
+        }
+    }
+}
+
+impl awari_solver::Progress for StopAt {
+    fn phase(&self, _: &str, _: u64) {
+        self.tick();
+    }
+    fn advance(&self, _: u64) {}
+    fn message(&self, _: &str) {
+        self.tick();
+    }
+}
+
+/// `auto` resumes a level begun out of core in the algorithm it began in, even where the level
+/// now fits in memory (`--mode`'s help: "a level begun in one of them resumes in it"; it once
+/// began such a level again in memory, and the work was lost): level 14 begun in low-memory
+/// and in two-bit mode, stopped in its settling steps, resumes under `auto` with no memory
+/// limit in its own algorithm, to the in-memory build's bytes.
+#[test]
+fn auto_mode_resumes_a_level_in_the_algorithm_it_began_in() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    std::env::set_var("AWARI_CHECKPOINT_SECONDS", "0");
+    let mem = temp("auto-resume-memory");
+    build_mode(&mem, 2, Rules::Awari, 14, Mode::InMemory);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for began in [Mode::LowMemory, Mode::TwoBit] {
+        let dir = temp(&format!("auto-resume-{}", began.name()));
+        common::copy_levels(&mem, &dir, 0..14);
+        let opts = BuildOptions {
+            dir: dir.clone(),
+            max_stones: 14,
+            rules: Rules::Awari,
+            memory: None,
+            depth: false,
+            mode: began,
+            compress: false,
+            depth_form: Default::default(),
+        };
+        // Its exits and settling phases, then a message a step: stopped after a few steps.
+        let stop = StopAt(Default::default(), 6);
+        let stopped = catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| build(&opts, &stop, |_| {}))
+        }));
+        assert!(stopped.is_err(), "{}: not stopped", began.name());
+        let auto = BuildOptions {
+            mode: Mode::Auto,
+            ..opts
+        };
+        let (_, reports) = pool.install(|| build(&auto, &Silent, |_| {})).unwrap();
+        assert_eq!(reports[14].mode, Some(began));
+        assert!(reports[14].resumed.is_some(), "{}", began.name());
+        assert_same(&mem, &dir, 14);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::remove_dir_all(&mem).unwrap();
+}
+
 /// The low-memory exits phase in several buckets (each a stream of the lower levels that keeps
 /// only the parents inside the bucket) writes the same bytes as one bucket in memory.
 #[test]
