@@ -11,7 +11,6 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use awari_db::{depth_path, level_path, Levels, Rules, SplitMix64};
 use awari_solver::build::{build_level, build_level_with_depths, BuiltLevel, Mode, Plan};
@@ -19,40 +18,7 @@ use awari_solver::depth::{ClassPass, DepthPass};
 use awari_solver::twobit::Stage;
 use awari_solver::Progress;
 
-use crate::common::{build_mode, copy_levels, solver, temp};
-
-/// Progress that panics at its `at`-th phase or message (0: never).
-struct StopAt {
-    calls: AtomicUsize,
-    at: usize,
-}
-
-impl StopAt {
-    fn new(at: usize) -> StopAt {
-        StopAt {
-            calls: AtomicUsize::new(0),
-            at,
-        }
-    }
-
-    fn tick(&self) {
-        if self.calls.fetch_add(1, SeqCst) + 1 == self.at {
-            // Not `panic!`: `resume_unwind` unwinds without the panic hook, so the output
-            // of a failing run is not buried under the backtraces of the planned stops.
-            std::panic::resume_unwind(Box::new("stopped by the test"));
-        }
-    }
-}
-
-impl Progress for StopAt {
-    fn phase(&self, _: &str, _: u64) {
-        self.tick();
-    }
-    fn advance(&self, _: u64) {}
-    fn message(&self, _: &str) {
-        self.tick();
-    }
-}
+use crate::common::{build_mode, copy_levels, solver, temp, StopAt};
 
 /// Progress that records its phases and messages, in order.
 #[derive(Default)]

@@ -238,28 +238,6 @@ fn auto_mode_switches_to_low_memory_under_a_small_budget() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Progress that stops the run (an unwind, as a kill would, leaving its files) at its `at`-th
-/// phase or message.
-struct StopAt(std::sync::atomic::AtomicUsize, usize);
-
-impl StopAt {
-    fn tick(&self) {
-        if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == self.1 {
-            std::panic::resume_unwind(Box::new("stopped by the test"));
-        }
-    }
-}
-
-impl awari_solver::Progress for StopAt {
-    fn phase(&self, _: &str, _: u64) {
-        self.tick();
-    }
-    fn advance(&self, _: u64) {}
-    fn message(&self, _: &str) {
-        self.tick();
-    }
-}
-
 /// `auto` resumes a level begun out of core in the algorithm it began in, even where the level
 /// now fits in memory (`--mode`'s help: "a level begun in one of them resumes in it"; it once
 /// began such a level again in memory, and the work was lost): level 14 begun in low-memory
@@ -289,7 +267,7 @@ fn auto_mode_resumes_a_level_in_the_algorithm_it_began_in() {
             depth_form: Default::default(),
         };
         // Its exits and settling phases, then a message a step: stopped after a few steps.
-        let stop = StopAt(Default::default(), 6);
+        let stop = common::StopAt::new(6);
         let stopped = catch_unwind(AssertUnwindSafe(|| {
             pool.install(|| build(&opts, &stop, |_| {}))
         }));

@@ -10,10 +10,11 @@ pub use temp::temp;
 
 use std::path::Path;
 use std::process::Output;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use awari_db::{level_exists, level_path, Rules};
 use awari_solver::build::{build, BuildOptions, Mode};
-use awari_solver::Silent;
+use awari_solver::{Progress, Silent};
 
 /// The solver binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_awari-solver");
@@ -210,4 +211,38 @@ pub fn table_data(path: &Path) -> Vec<u8> {
         .plain()
         .unwrap()
         .to_vec()
+}
+
+/// Progress that stops the run at its `at`-th phase or message (0: never): an unwind, which
+/// leaves the run's work files and checkpoint as a kill would.
+pub struct StopAt {
+    calls: AtomicUsize,
+    at: usize,
+}
+
+impl StopAt {
+    pub fn new(at: usize) -> StopAt {
+        StopAt {
+            calls: AtomicUsize::new(0),
+            at,
+        }
+    }
+
+    fn tick(&self) {
+        if self.calls.fetch_add(1, SeqCst) + 1 == self.at {
+            // Not `panic!`: `resume_unwind` unwinds without the panic hook, so the output
+            // of a failing run is not buried under the backtraces of the planned stops.
+            std::panic::resume_unwind(Box::new("stopped by the test"));
+        }
+    }
+}
+
+impl Progress for StopAt {
+    fn phase(&self, _: &str, _: u64) {
+        self.tick();
+    }
+    fn advance(&self, _: u64) {}
+    fn message(&self, _: &str) {
+        self.tick();
+    }
 }
